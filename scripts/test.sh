@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The test command: installs what the build needs (Debian 12, as root), then
+# builds and runs every test in three configurations:
+#   release   RelWithDebInfo, gcc             (ctest: all labels)
+#   sanitize  ASan + UBSan, gcc               (ctest: all labels)
+#   fuzz      libFuzzer + ASan + UBSan, clang (ctest: label fuzz, 60 s per target)
+# Exits non-zero on any build or test failure.
+#
+# Environment:
+#   VCPUFOLD_BUILD_DIR     where the build trees go (default: /var/tmp/vcpufold-build/<hash of this checkout>)
+#   VCPUFOLD_FUZZ_SECONDS  seconds per fuzz target (default 60)
+#   VCPUFOLD_JOBS          parallel compile jobs (default 2)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_base=${VCPUFOLD_BUILD_DIR:-/var/tmp/vcpufold-build/$(printf '%s' "$root" | sha1sum | cut -c1-12)}
+fuzz_seconds=${VCPUFOLD_FUZZ_SECONDS:-60}
+jobs=${VCPUFOLD_JOBS:-2}
+log_dir="$build_base/logs"
+started=$SECONDS
+
+step() { printf '\n==> %s (%ds)\n' "$*" $((SECONDS - started)); }
+
+step "dependencies"
+"$root/scripts/install-deps.sh"
+mkdir -p "$log_dir"
+
+# configure NAME CMAKE_ARGS...: one reused build tree per configuration.
+build() {
+  local name=$1
+  shift
+  step "configure and build: $name"
+  cmake -S "$root" -B "$build_base/$name" -G Ninja -Wno-dev "$@" >"$log_dir/$name-configure.log" ||
+    { cat "$log_dir/$name-configure.log"; return 1; }
+  cmake --build "$build_base/$name" -j "$jobs"
+}
+
+run_tests() {
+  local name=$1
+  shift
+  step "test: $name"
+  ctest --test-dir "$build_base/$name" --output-on-failure --timeout 600 "$@" | tee "$log_dir/$name-ctest.log"
+}
+
+build release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+run_tests release -j "$jobs"
+
+build sanitize -DCMAKE_BUILD_TYPE=Debug -DVCPUFOLD_SANITIZE=ON
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+run_tests sanitize -j "$jobs"
+
+build fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+  -DVCPUFOLD_FUZZ=ON -DVCPUFOLD_BUILD_TESTS=OFF -DVCPUFOLD_FUZZ_SECONDS="$fuzz_seconds"
+run_tests fuzz -L fuzz
+
+# One closing line over all three runs (ctest has stopped the script on any failure).
+passed=0
+for name in release sanitize fuzz; do
+  count=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2/p' "$log_dir/$name-ctest.log")
+  passed=$((passed + ${count:-0}))
+done
+step "done"
+echo "test.sh: ${passed} passed, 0 failed"
