@@ -28,7 +28,7 @@ TEST(CpuList, SysfsFileAllowsOneTrailingNewline) {
 TEST(CpuList, RejectsEverythingNotCanonicalEnough) {
   for (const char* bad : {" 0", "0 ", "0,", ",0", "0,,1", "1-0", "3,1", "0-3,2", "0-3,3", "-1", "+1", "01",
                           "00", "0x1", "a", "0-", "-", "0--1", "0-7:2/4", "4096", "0-4096", "99999999999999999999",
-                          "1,0", "0\n1", std::string("0\0", 2).c_str()}) {
+                          "1,0", "0\n1"}) {
     EXPECT_FALSE(parseCpuList(bad)) << "accepted \"" << bad << "\"";
   }
   EXPECT_FALSE(parseCpuList(std::string_view("0\0", 2)));
