@@ -1,0 +1,32 @@
+#pragma once
+// Every system path vcpufold reads or writes, as on a live machine. They are
+// resolved through RootedFs; no other file names an OS path.
+
+namespace vcpufold::paths {
+
+inline constexpr const char* kProcStat = "/proc/stat";
+inline constexpr const char* kProcPressureCpu = "/proc/pressure/cpu";
+inline constexpr const char* kProcCpuinfo = "/proc/cpuinfo";
+inline constexpr const char* kProcMountinfo = "/proc/self/mountinfo";
+inline constexpr const char* kProcDir = "/proc";
+
+inline constexpr const char* kCpuDir = "/sys/devices/system/cpu";
+inline constexpr const char* kCpuOnline = "/sys/devices/system/cpu/online";
+inline constexpr const char* kCpuPossible = "/sys/devices/system/cpu/possible";
+inline constexpr const char* kCpuIsolated = "/sys/devices/system/cpu/isolated";
+inline constexpr const char* kCpuNohzFull = "/sys/devices/system/cpu/nohz_full";
+inline constexpr const char* kCpuPreferred = "/sys/devices/system/cpu/preferred";
+inline constexpr const char* kNodeDir = "/sys/devices/system/node";
+inline constexpr const char* kHypervisorType = "/sys/hypervisor/type";
+inline constexpr const char* kXenCapabilities = "/proc/xen/capabilities";
+inline constexpr const char* kDmiSysVendor = "/sys/class/dmi/id/sys_vendor";
+
+inline constexpr const char* kVirtioPortsDir = "/sys/class/virtio-ports";
+inline constexpr const char* kDevDir = "/dev";
+
+inline constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
+
+inline constexpr const char* kAgentStateDir = "/run/vcpufold";
+inline constexpr const char* kAgentConfig = "/etc/vcpufold/agent.toml";
+
+}  // namespace vcpufold::paths

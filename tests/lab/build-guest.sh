@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Builds the lab guest: a Debian cloud kernel (downloaded and unpacked, never
+# installed on the host) and a busybox initramfs with the virtio-serial
+# modules, the lab init and whatever extra files are asked for.
+#
+# Usage: tests/lab/build-guest.sh [--add HOST_PATH[:GUEST_PATH]]... [--bin HOST_BINARY]...
+#   --add  copies a file into the image (default guest path: /lab/<name>)
+#   --bin  copies an executable and the shared libraries it needs to /usr/bin
+# Env:   VCPUFOLD_LAB_DIR (default /var/tmp/vcpufold-lab)   IMAGE=name (default "guest")
+# Prints the kernel and initramfs paths on its last two lines.
+set -euo pipefail
+
+lab_dir=${VCPUFOLD_LAB_DIR:-/var/tmp/vcpufold-lab}
+image=${IMAGE:-guest}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+adds=()
+bins=()
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --add) adds+=("$2"); shift 2 ;;
+    --bin) bins+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "build-guest: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+# The kernel: the cloud flavour boots fastest under TCG and has NUMA, SMT,
+# NO_HZ_FULL, CPU hotplug and cpusets; virtio_pci/virtio_console are modules.
+kernel_version=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+  sed -n 's/.*Depends: linux-image-\(.*\)-cloud-amd64$/\1/p' | head -1)
+[[ -n "$kernel_version" ]] || { echo "build-guest: cannot find linux-image-cloud-amd64 (apt-get update?)" >&2; exit 1; }
+release="$kernel_version-cloud-amd64"
+mkdir -p "$lab_dir/debs" "$lab_dir/guest"
+kernel_root="$lab_dir/kernel-$release"
+if [[ ! -f "$kernel_root/boot/vmlinuz-$release" ]]; then
+  (cd "$lab_dir/debs" && ls "linux-image-${release}_"*.deb >/dev/null 2>&1 ||
+    apt-get download "linux-image-$release" >/dev/null 2>&1)
+  rm -rf "$kernel_root" && mkdir -p "$kernel_root"
+  dpkg-deb -x "$(ls "$lab_dir/debs/linux-image-${release}_"*.deb | head -1)" "$kernel_root"
+fi
+cp "$kernel_root/boot/vmlinuz-$release" "$lab_dir/guest/vmlinuz"
+
+staging="$lab_dir/staging-$image"
+rm -rf "$staging"
+mkdir -p "$staging"/{bin,sbin,etc,proc,sys,dev,tmp,run,root,lab,usr/bin,lib64,lib/x86_64-linux-gnu}
+cp /bin/busybox "$staging/bin/busybox"
+cp "$here/guest/init" "$staging/init"
+chmod 755 "$staging/init"
+echo 'root:x:0:0:root:/root:/bin/sh' >"$staging/etc/passwd"
+
+# Modules in dependency order, from each module's own depends= list.
+module_dir="$kernel_root/lib/modules/$release"
+: >"$staging/etc/modules.order"
+declare -A added
+add_module() {
+  local name=$1 file deps
+  [[ -n "${added[$name]:-}" ]] && return
+  added[$name]=1
+  file=$(find "$module_dir" -name "$name.ko" -o -name "${name//_/-}.ko" | head -1)
+  [[ -n "$file" ]] || return 0
+  deps=$(tr '\0' '\n' <"$file" | sed -n 's/^depends=//p' | head -1)
+  for dep in ${deps//,/ }; do add_module "$dep"; done
+  mkdir -p "$staging/lib/modules/$(dirname "${file#"$module_dir"/}")"
+  cp "$file" "$staging/lib/modules/${file#"$module_dir"/}"
+  echo "${file#"$module_dir"/}" >>"$staging/etc/modules.order"
+}
+for module in virtio_pci virtio_console; do add_module "$module"; done
+
+copy_libraries() {
+  ldd "$1" 2>/dev/null | awk '/=>/ {print $3} /^\t\/lib64/ {print $1}' | while read -r library; do
+    [[ -f "$library" ]] || continue
+    case $library in
+      /lib64/*) cp -L "$library" "$staging/lib64/" ;;
+      *) cp -L "$library" "$staging/lib/x86_64-linux-gnu/" ;;
+    esac
+  done
+}
+for binary in "${bins[@]}"; do
+  cp "$binary" "$staging/usr/bin/"
+  copy_libraries "$binary"
+done
+for spec in "${adds[@]}"; do
+  source_path=${spec%%:*}
+  target=${spec#*:}
+  [[ "$target" == "$spec" ]] && target="/lab/$(basename "$source_path")"
+  mkdir -p "$staging$(dirname "$target")"
+  cp "$source_path" "$staging$target"
+done
+
+initramfs="$lab_dir/guest/initramfs-$image.cpio.gz"
+(cd "$staging" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$initramfs"
+echo "$lab_dir/guest/vmlinuz"
+echo "$initramfs"
