@@ -1,0 +1,30 @@
+#include "vcpufold/agent/steal_law.h"
+
+#include <algorithm>
+
+namespace vcpufold::agent {
+
+std::uint32_t stealRatioBp(const StealReading& previous, const StealReading& current, long ticksPerSecond) {
+  if (current.sample.stealTicks < previous.sample.stealTicks || ticksPerSecond <= 0) return 0;
+  const double stealNs = static_cast<double>(current.sample.stealTicks - previous.sample.stealTicks) * 1e9 /
+                         static_cast<double>(ticksPerSecond);
+  const double wallNs = static_cast<double>(std::max<std::int64_t>(current.monotonicNs - previous.monotonicNs, 0));
+  const double capacity = std::max(wallNs * static_cast<double>(current.sample.cpusReporting) / 10000.0, 1.0);
+  return static_cast<std::uint32_t>(std::clamp(stealNs / capacity, 0.0, 10000.0));
+}
+
+FoldStep stealLawStep(const StealLawConfig& config, std::uint32_t stealBp) {
+  if (stealBp > config.highBp) return FoldStep::FoldOneCore;
+  if (stealBp <= config.lowBp) return FoldStep::UnfoldOneCore;
+  return FoldStep::Hold;
+}
+
+std::size_t coresAfterStep(FoldStep step, std::size_t cores, std::size_t totalCores) {
+  if (totalCores == 0) return 0;
+  cores = std::clamp<std::size_t>(cores, 1, totalCores);
+  if (step == FoldStep::FoldOneCore && cores > 1) return cores - 1;
+  if (step == FoldStep::UnfoldOneCore && cores < totalCores) return cores + 1;
+  return cores;
+}
+
+}  // namespace vcpufold::agent
