@@ -1,0 +1,66 @@
+#include "vcpufold/agent/fold_controller.h"
+
+#include "vcpufold/protocol/cpulist.h"
+
+namespace vcpufold::agent {
+
+FoldController::FoldController(PlacementPlan plan, FoldControllerConfig config)
+    : plan_(std::move(plan)), config_(config), cores_(plan_.coreCount()), current_(unfolded("start")) {}
+
+FoldDecision FoldController::unfolded(std::string reason) const {
+  return FoldDecision{plan_.forCores(plan_.coreCount()), protocol::Control::None, std::move(reason)};
+}
+
+std::optional<std::uint64_t> FoldController::leaseSeq() const {
+  if (!lease_) return std::nullopt;
+  return lease_->hint.seq;
+}
+
+FoldDecision FoldController::onHint(const protocol::Hint& hint, std::int64_t nowMs) {
+  lease_ = Lease{hint, nowMs + hint.ttlMs};
+  hostDisabledFallback_ = hint.policy == protocol::HintPolicy::Off;
+  if (hint.policy == protocol::HintPolicy::Off) {
+    cores_ = plan_.coreCount();
+    current_ = FoldDecision{plan_.forCores(cores_), protocol::Control::Host,
+                            "host policy off: all CPUs, fallback off (" + hint.reason + ")"};
+    return current_;
+  }
+  const Placement placement = plan_.forCpus(hint.vcpus);
+  cores_ = placement.cores;
+  std::string reason = "host hint seq " + std::to_string(hint.seq) + ": " + std::to_string(hint.vcpus) + " vCPUs";
+  if (placement.adjusted)
+    reason += " -> " + std::to_string(placement.cpus.size()) + " (whole cores within 1.." +
+              std::to_string(plan_.forCores(plan_.coreCount()).size()) + ")";
+  current_ = FoldDecision{placement.cpus, protocol::Control::Host, reason + " (" + hint.reason + ")"};
+  return current_;
+}
+
+FoldDecision FoldController::onInterval(std::int64_t nowMs, std::optional<std::uint32_t> stealBp) {
+  std::string leaseNote;
+  if (lease_ && nowMs >= lease_->expiresAtMs) {
+    leaseNote = "lease of hint seq " + std::to_string(lease_->hint.seq) + " expired; ";
+    lease_.reset();
+  }
+  if (lease_) return current_;
+
+  if (!config_.fallbackAllowed || hostDisabledFallback_) {
+    cores_ = plan_.coreCount();
+    current_ = unfolded(leaseNote + (hostDisabledFallback_ ? "fallback off by host policy" : "fallback not allowed"));
+    return current_;
+  }
+  const std::size_t before = cores_;
+  std::string law = "steal unknown";
+  if (stealBp) {
+    const FoldStep step = stealLawStep(config_.law, *stealBp);
+    cores_ = coresAfterStep(step, cores_, plan_.coreCount());
+    law = "steal " + std::to_string(*stealBp) + " bp (fold above " + std::to_string(config_.law.highBp) +
+          ", unfold at or below " + std::to_string(config_.law.lowBp) + ")";
+  }
+  const CpuSet cpus = plan_.forCores(cores_);
+  const std::string change = cores_ == before ? "hold " : (cores_ < before ? "fold to " : "unfold to ");
+  current_ = FoldDecision{cpus, protocol::Control::Fallback,
+                          leaseNote + "fallback: " + law + ": " + change + protocol::formatCpuList(cpus)};
+  return current_;
+}
+
+}  // namespace vcpufold::agent
