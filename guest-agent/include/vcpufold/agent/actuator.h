@@ -1,0 +1,41 @@
+#pragma once
+// An actuator makes a CPU set the guest's preferred CPUs. apply() is called
+// on every change and again every interval (it must be cheap and idempotent:
+// read-compare-write); restore() undoes everything, also what a crashed agent
+// left behind, so it works from a fresh process.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "vcpufold/common/expected.h"
+#include "vcpufold/protocol/cpu_set.h"
+#include "vcpufold/protocol/messages.h"
+
+namespace vcpufold::agent {
+
+using protocol::CpuSet;
+
+struct ApplyResult {
+  bool changed = false;  // something was written
+  std::string detail;    // what, for the log
+};
+
+class Actuator {
+ public:
+  virtual ~Actuator() = default;
+  [[nodiscard]] virtual protocol::Actuator kind() const = 0;
+  virtual Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) = 0;
+  virtual Expected<void> restore() = 0;
+};
+
+// Observes and reports only.
+class NoneActuator final : public Actuator {
+ public:
+  [[nodiscard]] protocol::Actuator kind() const override { return protocol::Actuator::None; }
+  Expected<ApplyResult> apply(const CpuSet&, std::int64_t) override { return ApplyResult{}; }
+  Expected<void> restore() override { return {}; }
+};
+
+}  // namespace vcpufold::agent

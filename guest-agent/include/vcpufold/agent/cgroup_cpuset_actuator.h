@@ -1,0 +1,63 @@
+#pragma once
+// The cpuset actuator for stock kernels, writing cgroup v2 directly (where
+// systemd is not PID 1; with systemd, SystemdCpusetActuator asks systemd).
+//
+// It restricts every top-level cgroup to the preferred CPUs through
+// cpuset.cpus, after enabling the cpuset controller in the root's
+// subtree_control. Tasks of the root cgroup itself cannot be restricted, so
+// (unless configured not to) the user-space ones are moved into a cgroup of
+// ours, "vcpufold.fold"; kernel threads and PID 1 stay.
+// Rules: a cgroup that already restricts itself (non-empty cpuset.cpus not
+// written by us, or a partition) is left alone; every change is recorded in a
+// state file under /run before it is made, so restore() undoes exactly what
+// was done, even after a crash.
+
+#include <optional>
+#include <set>
+#include <string>
+
+#include "vcpufold/agent/actuator.h"
+#include "vcpufold/agent/knob_writer.h"
+
+namespace vcpufold::agent {
+
+// The cgroup2 mount point in a /proc/self/mountinfo text, if any.
+std::optional<std::string> findCgroup2Mount(std::string_view mountinfo);
+// Whether /proc/<pid>/stat describes a kernel thread (PF_KTHREAD in flags).
+bool isKernelThread(std::string_view procPidStat);
+
+class CgroupCpusetActuator final : public Actuator {
+ public:
+  static constexpr const char* kFoldCgroupName = "vcpufold.fold";
+
+  // The cgroup2 root if it offers the cpuset controller, else why not.
+  static Expected<std::string> findUsableRoot(const RootedFs& fs);
+
+  CgroupCpusetActuator(KnobWriter& knobs, std::string cgroupRoot, bool moveRootTasks);
+
+  [[nodiscard]] protocol::Actuator kind() const override { return protocol::Actuator::Cpuset; }
+  Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) override;
+  Expected<void> restore() override;
+
+  // Undoes what the state file records, without an actuator (for --restore).
+  static Expected<void> restoreFromState(const RootedFs& fs);
+
+ private:
+  struct State {
+    std::string cgroupRoot;
+    bool enabledCpuset = false;
+    bool createdFoldCgroup = false;
+    std::set<std::string> managed;  // top-level cgroups whose cpuset.cpus we set
+  };
+  static std::optional<State> loadState(const RootedFs& fs);
+  Expected<void> saveState() const;
+  Expected<bool> ensureCpusetEnabled();
+  Expected<int> moveRootTasks();
+
+  KnobWriter& knobs_;
+  State state_;
+  bool moveRootTasks_;
+  std::set<std::string> foreign_;  // restricted by someone else; logged once
+};
+
+}  // namespace vcpufold::agent

@@ -1,0 +1,206 @@
+#include "vcpufold/agent/cgroup_cpuset_actuator.h"
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "vcpufold/common/system_paths.h"
+#include "vcpufold/protocol/cpulist.h"
+
+namespace vcpufold::agent {
+namespace {
+
+constexpr const char* kStateFile = "/run/vcpufold/cpuset-state.json";
+constexpr unsigned long kPfKthread = 0x00200000;
+
+std::vector<std::string> words(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  return {std::istream_iterator<std::string>(in), {}};
+}
+
+bool hasWord(std::string_view text, std::string_view word) {
+  for (const auto& item : words(text))
+    if (item == word) return true;
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::string> findCgroup2Mount(std::string_view mountinfo) {
+  // "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS"
+  std::istringstream lines{std::string(mountinfo)};
+  for (std::string line; std::getline(lines, line);) {
+    const auto fields = words(line);
+    for (std::size_t i = 5; i + 1 < fields.size(); ++i)
+      if (fields[i] == "-" && fields[i + 1] == "cgroup2" && fields.size() > 4) return fields[4];
+  }
+  return std::nullopt;
+}
+
+bool isKernelThread(std::string_view procPidStat) {
+  // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+  const auto close = procPidStat.rfind(')');
+  if (close == std::string_view::npos) return false;
+  const auto fields = words(procPidStat.substr(close + 1));
+  // fields[0] is the state (field 3); flags is field 9.
+  if (fields.size() < 7) return false;
+  try {
+    return (std::stoul(fields[6]) & kPfKthread) != 0;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+Expected<std::string> CgroupCpusetActuator::findUsableRoot(const RootedFs& fs) {
+  auto mountinfo = fs.readFile(paths::kProcMountinfo);
+  if (!mountinfo) return mountinfo.error();
+  auto root = findCgroup2Mount(*mountinfo);
+  if (!root) return Error{"no cgroup2 filesystem is mounted"};
+  auto controllers = fs.readFile(*root + "/cgroup.controllers");
+  if (!controllers) return controllers.error();
+  if (!hasWord(*controllers, "cpuset")) return Error{*root + ": the cpuset controller is not available"};
+  return *root;
+}
+
+CgroupCpusetActuator::CgroupCpusetActuator(KnobWriter& knobs, std::string cgroupRoot, bool moveRootTasks)
+    : knobs_(knobs), moveRootTasks_(moveRootTasks) {
+  state_ = loadState(knobs_.fs()).value_or(State{});
+  state_.cgroupRoot = std::move(cgroupRoot);
+}
+
+std::optional<CgroupCpusetActuator::State> CgroupCpusetActuator::loadState(const RootedFs& fs) {
+  auto text = fs.readFile(kStateFile);
+  if (!text) return std::nullopt;
+  try {
+    const auto json = nlohmann::json::parse(*text);
+    State state;
+    state.cgroupRoot = json.at("cgroup_root").get<std::string>();
+    state.enabledCpuset = json.at("enabled_cpuset").get<bool>();
+    state.createdFoldCgroup = json.at("created_fold_cgroup").get<bool>();
+    state.managed = json.at("managed").get<std::set<std::string>>();
+    return state;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+Expected<void> CgroupCpusetActuator::saveState() const {
+  const nlohmann::json json{{"cgroup_root", state_.cgroupRoot},
+                            {"enabled_cpuset", state_.enabledCpuset},
+                            {"created_fold_cgroup", state_.createdFoldCgroup},
+                            {"managed", state_.managed}};
+  if (auto made = knobs_.fs().makeDirectory(paths::kAgentStateDir); !made) return made;
+  return knobs_.fs().replaceFile(kStateFile, json.dump() + "\n");
+}
+
+Expected<bool> CgroupCpusetActuator::ensureCpusetEnabled() {
+  const std::string control = state_.cgroupRoot + "/cgroup.subtree_control";
+  auto current = knobs_.fs().readFile(control);
+  if (!current) return current.error();
+  if (hasWord(*current, "cpuset")) return false;
+  state_.enabledCpuset = true;
+  if (auto saved = saveState(); !saved) return saved.error();
+  if (auto written = knobs_.fs().writeExisting(control, "+cpuset"); !written) return written.error();
+  return true;
+}
+
+Expected<int> CgroupCpusetActuator::moveRootTasks() {
+  const std::string fold = state_.cgroupRoot + "/" + kFoldCgroupName;
+  if (!knobs_.fs().isDirectory(fold)) {
+    state_.createdFoldCgroup = true;
+    if (auto saved = saveState(); !saved) return saved.error();
+    if (auto made = knobs_.fs().makeDirectory(fold); !made) return made.error();
+  }
+  auto procs = knobs_.fs().readFile(state_.cgroupRoot + "/cgroup.procs");
+  if (!procs) return procs.error();
+  int moved = 0;
+  for (const auto& pid : words(*procs)) {
+    if (pid == "1") continue;
+    auto stat = knobs_.fs().readFile(std::string(paths::kProcDir) + "/" + pid + "/stat");
+    if (!stat || isKernelThread(*stat)) continue;  // gone, or a kernel thread
+    // A task may exit between the read and the write: not an error.
+    if (knobs_.fs().writeExisting(fold + "/cgroup.procs", pid)) ++moved;
+  }
+  return moved;
+}
+
+Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, std::int64_t nowMs) {
+  ApplyResult result;
+  const std::string list = protocol::formatCpuList(cpus);
+  auto enabled = ensureCpusetEnabled();
+  if (!enabled) return enabled.error().withContext("enable cpuset");
+  result.changed = *enabled;
+
+  if (moveRootTasks_) {
+    auto moved = moveRootTasks();
+    if (!moved) return moved.error().withContext("move root tasks");
+    if (*moved > 0) {
+      result.changed = true;
+      result.detail += "moved " + std::to_string(*moved) + " tasks into " + kFoldCgroupName + "; ";
+    }
+  }
+
+  std::optional<Error> firstError;
+  std::vector<std::string> written;
+  for (const auto& name : knobs_.fs().listDirectory(state_.cgroupRoot)) {
+    const std::string cgroup = state_.cgroupRoot + "/" + name;
+    if (!knobs_.fs().isDirectory(cgroup) || foreign_.count(name)) continue;
+    if (!state_.managed.count(name)) {
+      auto own = knobs_.fs().readFile(cgroup + "/cpuset.cpus");
+      if (!own) continue;  // no cpuset files yet: the controller is not enabled above it
+      auto partition = knobs_.fs().readFile(cgroup + "/cpuset.cpus.partition");
+      const bool isPartition = partition && words(*partition).size() > 0 && words(*partition)[0] != "member";
+      if (!words(*own).empty() || isPartition) {
+        foreign_.insert(name);
+        result.detail += "left " + name + " alone (restricts itself); ";
+        continue;
+      }
+      state_.managed.insert(name);
+      if (auto saved = saveState(); !saved) return saved.error();
+    }
+    auto outcome = knobs_.write(cgroup + "/cpuset.cpus", list, nowMs, KnobValueKind::CpuList);
+    if (!outcome) {
+      if (!firstError) firstError = outcome.error();
+      continue;
+    }
+    if (*outcome == KnobOutcome::Written) written.push_back(name);
+  }
+  if (!written.empty()) {
+    result.changed = true;
+    result.detail += "cpuset.cpus=" + list + " in";
+    for (const auto& name : written) result.detail += " " + name;
+  }
+  if (firstError) return *firstError;
+  return result;
+}
+
+Expected<void> CgroupCpusetActuator::restore() {
+  auto restored = restoreFromState(knobs_.fs());
+  state_ = State{state_.cgroupRoot, false, false, {}};
+  foreign_.clear();
+  return restored;
+}
+
+Expected<void> CgroupCpusetActuator::restoreFromState(const RootedFs& fs) {
+  auto state = loadState(fs);
+  if (!state) return {};
+  std::optional<Error> firstError;
+  auto note = [&firstError](Expected<void> step) {
+    if (!step && !firstError) firstError = step.error();
+  };
+  for (const auto& name : state->managed) {
+    const std::string cpus = state->cgroupRoot + "/" + name + "/cpuset.cpus";
+    if (fs.exists(cpus)) note(fs.writeExisting(cpus, "\n"));
+  }
+  const std::string fold = state->cgroupRoot + "/" + kFoldCgroupName;
+  if (state->createdFoldCgroup && fs.isDirectory(fold)) {
+    if (auto procs = fs.readFile(fold + "/cgroup.procs"))
+      for (const auto& pid : words(*procs)) (void)fs.writeExisting(state->cgroupRoot + "/cgroup.procs", pid);
+    note(fs.removeDirectory(fold));
+  }
+  // Give the controller back only if we enabled it; others may use it by now (EBUSY): theirs.
+  if (state->enabledCpuset) (void)fs.writeExisting(state->cgroupRoot + "/cgroup.subtree_control", "-cpuset");
+  if (firstError) return *firstError;
+  return fs.removeFile(kStateFile);
+}
+
+}  // namespace vcpufold::agent

@@ -1,0 +1,182 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "fixture_tree.h"
+#include "vcpufold/agent/cgroup_cpuset_actuator.h"
+#include "vcpufold/agent/kernel_actuator.h"
+
+using namespace vcpufold::agent;
+using vcpufold::protocol::CpuSet;
+using vcpufold::testing::FixtureTree;
+using vcpufold::testing::fixturesDirectory;
+
+namespace {
+
+std::string hostStat(const std::string& name) {
+  std::ifstream in(fixturesDirectory() / "host-proc-pid-stat" / name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+constexpr const char* kCgroup = "/sys/fs/cgroup";
+
+}  // namespace
+
+TEST(KnobWriter, WritesOnlyOnChange) {
+  FixtureTree tree("lab-guest-4vcpu");
+  KnobWriter knobs(tree.fs());
+  tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "0-1\n");
+  EXPECT_EQ(*knobs.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "0,1", 0, KnobValueKind::CpuList),
+            KnobOutcome::Unchanged)
+      << "same set, other spelling";
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0-1\n") << "not rewritten";
+  EXPECT_EQ(*knobs.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "0", 0, KnobValueKind::CpuList),
+            KnobOutcome::Written);
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0");
+}
+
+TEST(KnobWriter, QuarantinesAKnobThatKeepsFailing) {
+  FixtureTree tree("lab-guest-4vcpu");
+  // A directory where the knob should be: every write fails.
+  tree.remove("/sys/fs/cgroup/system.slice/cpuset.cpus");
+  tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus/x", "");
+  KnobWriter knobs(tree.fs(), {.failuresBeforeQuarantine = 3, .firstQuarantineMs = 1000, .maxQuarantineMs = 4000});
+  const std::string knob = "/sys/fs/cgroup/system.slice/cpuset.cpus";
+  EXPECT_FALSE(knobs.write(knob, "0", 0));
+  EXPECT_FALSE(knobs.write(knob, "0", 1));
+  auto third = knobs.write(knob, "0", 2);
+  ASSERT_FALSE(third);
+  EXPECT_NE(third.error().message.find("quarantined"), std::string::npos) << third.error().message;
+  EXPECT_EQ(*knobs.write(knob, "0", 500), KnobOutcome::Quarantined) << "left alone, not retried";
+  EXPECT_TRUE(knobs.isQuarantined(knob, 1001));
+  EXPECT_FALSE(knobs.isQuarantined(knob, 1002));
+  // Relapse doubles the period.
+  for (int i = 0; i < 3; ++i) (void)knobs.write(knob, "0", 1002 + i);
+  EXPECT_TRUE(knobs.isQuarantined(knob, 1004 + 1999));
+  // Healed: works again once the quarantine is over.
+  tree.remove(knob);
+  tree.write(knob, "");
+  EXPECT_EQ(*knobs.write(knob, "0", 10'000), KnobOutcome::Written);
+}
+
+TEST(KernelActuator, DetectsTheWritableFileOnly) {
+  FixtureTree tree("lab-guest-4vcpu");
+  EXPECT_FALSE(KernelActuator::isAvailable(tree.fs())) << "stock kernel: no file";
+  tree.write("/sys/devices/system/cpu/preferred", "0-3\n");
+  std::filesystem::permissions(tree.fs().resolve("/sys/devices/system/cpu/preferred"),
+                               std::filesystem::perms::owner_read | std::filesystem::perms::group_read |
+                                   std::filesystem::perms::others_read);
+  EXPECT_FALSE(KernelActuator::isAvailable(tree.fs())) << "upstream's read-only file";
+  std::filesystem::permissions(tree.fs().resolve("/sys/devices/system/cpu/preferred"),
+                               std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  EXPECT_TRUE(KernelActuator::isAvailable(tree.fs()));
+}
+
+TEST(KernelActuator, WritesTheMaskAndRestoresWithAnEmptyLine) {
+  FixtureTree tree("lab-guest-4vcpu");
+  tree.write("/sys/devices/system/cpu/preferred", "0-3\n");
+  KnobWriter knobs(tree.fs());
+  KernelActuator actuator(knobs);
+  auto applied = actuator.apply(CpuSet{0, 1}, 0);
+  ASSERT_TRUE(applied) << applied.error().message;
+  EXPECT_TRUE(applied->changed);
+  EXPECT_EQ(tree.read("/sys/devices/system/cpu/preferred"), "0-1\n");
+  tree.write("/sys/devices/system/cpu/preferred", "0-1\n");
+  EXPECT_FALSE(actuator.apply(CpuSet{0, 1}, 1)->changed) << "read-compare-write";
+  ASSERT_TRUE(actuator.restore());
+  EXPECT_EQ(tree.read("/sys/devices/system/cpu/preferred"), "\n");
+}
+
+TEST(CgroupCpuset, FindsTheCgroup2Root) {
+  FixtureTree tree("lab-guest-4vcpu");
+  auto root = CgroupCpusetActuator::findUsableRoot(tree.fs());
+  ASSERT_TRUE(root) << root.error().message;
+  EXPECT_EQ(*root, kCgroup);
+  tree.write("/sys/fs/cgroup/cgroup.controllers", "memory pids\n");
+  EXPECT_NE(CgroupCpusetActuator::findUsableRoot(tree.fs()).error().message.find("cpuset"), std::string::npos);
+  tree.write("/proc/self/mountinfo", "22 1 0:20 / /proc rw,relatime - proc proc rw\n");
+  EXPECT_FALSE(CgroupCpusetActuator::findUsableRoot(tree.fs()));
+  EXPECT_EQ(findCgroup2Mount("35 24 0:30 / /sys/fs/cgroup/unified rw,nosuid shared:10 - cgroup2 cgroup2 rw\n"),
+            "/sys/fs/cgroup/unified")
+      << "optional fields before the separator";
+}
+
+TEST(CgroupCpuset, KernelThreadsFromRealStatFiles) {
+  EXPECT_TRUE(isKernelThread(hostStat("kthreadd")));
+  EXPECT_TRUE(isKernelThread(hostStat("ksoftirqd")));
+  EXPECT_FALSE(isKernelThread(hostStat("init")));
+  EXPECT_FALSE(isKernelThread(hostStat("user-odd-comm"))) << "comm with ') ' inside";
+  EXPECT_FALSE(isKernelThread("garbage"));
+}
+
+TEST(CgroupCpuset, FoldsTopLevelCgroupsAndRestoresExactly) {
+  FixtureTree tree("lab-guest-4vcpu");
+  tree.write("/sys/fs/cgroup/cgroup.subtree_control", "\n");  // cpuset not enabled yet
+  tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
+  tree.write("/sys/fs/cgroup/pinned.slice/cpuset.cpus", "3\n");  // restricts itself
+  tree.write("/sys/fs/cgroup/cgroup.procs", "1\n2\n77\n");
+  tree.write("/proc/1/stat", hostStat("init"));
+  tree.write("/proc/2/stat", hostStat("kthreadd"));
+  tree.write("/proc/77/stat", hostStat("user-odd-comm"));
+  KnobWriter knobs(tree.fs());
+  CgroupCpusetActuator actuator(knobs, kCgroup, true);
+
+  auto first = actuator.apply(CpuSet{0, 1}, 0);
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "+cpuset");
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0-1");
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/pinned.slice/cpuset.cpus"), "3\n") << "left alone";
+  EXPECT_NE(first->detail.find("pinned.slice"), std::string::npos) << first->detail;
+  EXPECT_TRUE(tree.fs().isDirectory("/sys/fs/cgroup/vcpufold.fold"));
+  EXPECT_TRUE(tree.fs().exists("/run/vcpufold/cpuset-state.json")) << "recorded before acting";
+
+  // The kernel populates a new cgroup with its files; then tasks move in.
+  tree.write("/sys/fs/cgroup/vcpufold.fold/cgroup.procs", "");
+  tree.write("/sys/fs/cgroup/vcpufold.fold/cpuset.cpus", "\n");
+  auto second = actuator.apply(CpuSet{0, 1}, 1000);
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cgroup.procs"), "77") << "not PID 1, not kthreadd";
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cpuset.cpus"), "0-1");
+
+  // Unchanged input writes nothing.
+  tree.write("/sys/fs/cgroup/cgroup.procs", "1\n2\n");
+  tree.write("/sys/fs/cgroup/cgroup.subtree_control", "cpuset\n");
+  auto third = actuator.apply(CpuSet{0, 1}, 2000);
+  ASSERT_TRUE(third);
+  EXPECT_FALSE(third->changed) << third->detail;
+
+  // Restore from a fresh process (as --restore after a crash would).
+  tree.write("/sys/fs/cgroup/vcpufold.fold/cgroup.procs", "77\n");
+  tree.remove("/sys/fs/cgroup/vcpufold.fold/cpuset.cpus");  // rmdir ignores a cgroup's own files
+  tree.remove("/sys/fs/cgroup/vcpufold.fold/cgroup.procs");
+  ASSERT_TRUE(CgroupCpusetActuator::restoreFromState(tree.fs()));
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "\n") << "back to inheriting all CPUs";
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/pinned.slice/cpuset.cpus"), "3\n");
+  EXPECT_FALSE(tree.fs().exists("/sys/fs/cgroup/vcpufold.fold"));
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "-cpuset") << "we enabled it, we disable it";
+  EXPECT_FALSE(tree.fs().exists("/run/vcpufold/cpuset-state.json"));
+}
+
+TEST(CgroupCpuset, LeavesTheControllerOnWhenItWasAlreadyOn) {
+  FixtureTree tree("lab-guest-4vcpu");
+  ASSERT_NE(tree.read("/sys/fs/cgroup/cgroup.subtree_control").find("cpuset"), std::string::npos);
+  tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
+  KnobWriter knobs(tree.fs());
+  CgroupCpusetActuator actuator(knobs, kCgroup, false);
+  ASSERT_TRUE(actuator.apply(CpuSet{0}, 0));
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0");
+  EXPECT_FALSE(tree.fs().exists("/sys/fs/cgroup/vcpufold.fold")) << "moving root tasks was off";
+  ASSERT_TRUE(actuator.restore());
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "cpuset\n");
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "\n");
+}
+
+TEST(CgroupCpuset, RestoreWithoutStateDoesNothing) {
+  FixtureTree tree("lab-guest-4vcpu");
+  const std::string before = tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus");
+  EXPECT_TRUE(CgroupCpusetActuator::restoreFromState(tree.fs()));
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), before);
+}
