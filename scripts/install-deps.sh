@@ -10,7 +10,7 @@ packages=(
   # clang for libFuzzer targets; its compiler-rt carries the fuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
   # libraries
-  nlohmann-json3-dev
+  nlohmann-json3-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev
   # tests
   googletest libgtest-dev
 )

@@ -173,12 +173,20 @@ Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, std::int64
   return result;
 }
 
+Expected<ApplyResult> CgroupCpusetActuator::release(std::int64_t) {
+  if (!state_.enabledCpuset && !state_.createdFoldCgroup && state_.managed.empty()) return ApplyResult{};
+  if (auto done = restore(); !done) return done.error();
+  return ApplyResult{true, "cgroups back as they were (no cpuset restriction of ours)"};
+}
+
 Expected<void> CgroupCpusetActuator::restore() {
   auto restored = restoreFromState(knobs_.fs());
   state_ = State{state_.cgroupRoot, false, false, {}};
   foreign_.clear();
   return restored;
 }
+
+bool CgroupCpusetActuator::hasLeftovers(const RootedFs& fs) { return fs.exists(kStateFile); }
 
 Expected<void> CgroupCpusetActuator::restoreFromState(const RootedFs& fs) {
   auto state = loadState(fs);

@@ -12,12 +12,22 @@ Expected<ApplyResult> KernelActuator::apply(const CpuSet& cpus, std::int64_t now
   auto outcome = knobs_.write(paths::kCpuPreferred, list + "\n", nowMs, KnobValueKind::CpuList);
   if (!outcome) return outcome.error();
   if (*outcome == KnobOutcome::Quarantined) return Error{std::string(paths::kCpuPreferred) + ": quarantined"};
+  released_ = false;
   return ApplyResult{*outcome == KnobOutcome::Written, std::string("preferred=") + list};
+}
+
+Expected<ApplyResult> KernelActuator::release(std::int64_t) {
+  // The file then reads as all active CPUs, so "unchanged" is remembered, not read.
+  if (released_) return ApplyResult{};
+  if (auto done = restore(); !done) return done.error();
+  return ApplyResult{true, "preferred mask handed back to the kernel (all active CPUs)"};
 }
 
 Expected<void> KernelActuator::restore() {
   if (!isAvailable(knobs_.fs())) return {};
-  return knobs_.fs().writeExisting(paths::kCpuPreferred, "\n");
+  auto written = knobs_.fs().writeExisting(paths::kCpuPreferred, "\n");
+  released_ = written.ok();
+  return written;
 }
 
 }  // namespace vcpufold::agent

@@ -180,3 +180,38 @@ TEST(CgroupCpuset, RestoreWithoutStateDoesNothing) {
   EXPECT_TRUE(CgroupCpusetActuator::restoreFromState(tree.fs()));
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), before);
 }
+
+TEST(KernelActuator, ReleaseHandsTheMaskBackOnce) {
+  FixtureTree tree("lab-guest-4vcpu");
+  tree.write("/sys/devices/system/cpu/preferred", "0-3\n");
+  KnobWriter knobs(tree.fs());
+  KernelActuator actuator(knobs);
+  ASSERT_TRUE(actuator.apply(CpuSet{0}, 0));
+  auto released = actuator.release(1);
+  ASSERT_TRUE(released);
+  EXPECT_TRUE(released->changed);
+  EXPECT_EQ(tree.read("/sys/devices/system/cpu/preferred"), "\n");
+  tree.write("/sys/devices/system/cpu/preferred", "0-3\n");  // what the kernel then shows
+  EXPECT_FALSE(actuator.release(2)->changed) << "no write every interval";
+  EXPECT_EQ(tree.read("/sys/devices/system/cpu/preferred"), "0-3\n");
+}
+
+TEST(CgroupCpuset, ReleaseWithNothingOfOursTouchesNothing) {
+  FixtureTree tree("lab-guest-4vcpu");
+  tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
+  tree.write("/sys/fs/cgroup/cgroup.procs", "");
+  KnobWriter knobs(tree.fs());
+  CgroupCpusetActuator actuator(knobs, kCgroup, true);
+  EXPECT_FALSE(actuator.release(0)->changed);
+  EXPECT_FALSE(tree.fs().exists("/sys/fs/cgroup/vcpufold.fold"));
+  ASSERT_TRUE(actuator.apply(CpuSet{0, 1}, 0));
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0-1");
+  tree.remove("/sys/fs/cgroup/vcpufold.fold");  // empty: rmdir would succeed on cgroupfs
+  tree.write("/sys/fs/cgroup/vcpufold.fold/.keep", "");
+  tree.remove("/sys/fs/cgroup/vcpufold.fold/.keep");
+  auto released = actuator.release(1);
+  ASSERT_TRUE(released) << released.error().message;
+  EXPECT_TRUE(released->changed);
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "\n");
+  EXPECT_FALSE(actuator.release(2)->changed);
+}

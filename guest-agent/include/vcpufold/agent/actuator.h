@@ -1,8 +1,11 @@
 #pragma once
 // An actuator makes a CPU set the guest's preferred CPUs. apply() is called
 // on every change and again every interval (it must be cheap and idempotent:
-// read-compare-write); restore() undoes everything, also what a crashed agent
-// left behind, so it works from a fresh process.
+// read-compare-write). release() is apply() for "all CPUs": it removes what
+// the actuator set rather than writing the full set, so an unfolded guest is
+// untouched (and a CPU onlined later is preferred at once); it too runs every
+// interval and must cost nothing when there is nothing to remove. restore()
+// undoes everything unconditionally, also what a crashed agent left behind.
 
 #include <cstdint>
 #include <memory>
@@ -27,6 +30,7 @@ class Actuator {
   virtual ~Actuator() = default;
   [[nodiscard]] virtual protocol::Actuator kind() const = 0;
   virtual Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) = 0;
+  virtual Expected<ApplyResult> release(std::int64_t nowMs) = 0;
   virtual Expected<void> restore() = 0;
 };
 
@@ -35,6 +39,7 @@ class NoneActuator final : public Actuator {
  public:
   [[nodiscard]] protocol::Actuator kind() const override { return protocol::Actuator::None; }
   Expected<ApplyResult> apply(const CpuSet&, std::int64_t) override { return ApplyResult{}; }
+  Expected<ApplyResult> release(std::int64_t) override { return ApplyResult{}; }
   Expected<void> restore() override { return {}; }
 };
 

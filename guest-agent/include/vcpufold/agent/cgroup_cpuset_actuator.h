@@ -37,10 +37,13 @@ class CgroupCpusetActuator final : public Actuator {
 
   [[nodiscard]] protocol::Actuator kind() const override { return protocol::Actuator::Cpuset; }
   Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) override;
+  Expected<ApplyResult> release(std::int64_t nowMs) override;
   Expected<void> restore() override;
 
   // Undoes what the state file records, without an actuator (for --restore).
   static Expected<void> restoreFromState(const RootedFs& fs);
+  // A state file exists: an earlier agent folded and did not restore.
+  static bool hasLeftovers(const RootedFs& fs);
 
  private:
   struct State {

@@ -20,10 +20,12 @@ class KernelActuator final : public Actuator {
 
   [[nodiscard]] protocol::Actuator kind() const override { return protocol::Actuator::Kernel; }
   Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) override;
+  Expected<ApplyResult> release(std::int64_t nowMs) override;
   Expected<void> restore() override;
 
  private:
   KnobWriter& knobs_;
+  bool released_ = false;  // our last write gave every CPU back
 };
 
 }  // namespace vcpufold::agent

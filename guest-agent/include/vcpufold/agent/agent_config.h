@@ -1,0 +1,40 @@
+#pragma once
+// /etc/vcpufold/agent.toml, parsed into a plain struct and validated as a
+// whole: every problem is reported at once, each naming its key. Unknown keys
+// are errors (a typo must not silently fall back to a default).
+// docs/guest-agent.md documents every key; packaging/agent.toml is the default file.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "vcpufold/common/expected.h"
+
+namespace vcpufold::agent {
+
+enum class ActuatorChoice { Auto, Kernel, Cpuset, None };
+
+struct AgentConfig {
+  // [agent]
+  std::uint32_t intervalMs = 1000;  // status, fallback and lease checks; 100..100000
+  std::uint32_t sampleMs = 250;     // procs_running sampling for demand; 10..interval_ms (unset: min(250, interval_ms))
+  std::string port;                 // "" = find port_name in sysfs; a device path; or unix-listen:PATH
+  std::string portName = "org.vcpufold.hint.0";
+  ActuatorChoice actuator = ActuatorChoice::Auto;
+  std::string logLevel = "info";    // trace, debug, info, warn, error
+  // [fallback]
+  bool fallbackEnabled = true;
+  std::uint32_t highThresholdBp = 500;  // 1..9999
+  std::uint32_t lowThresholdBp = 200;   // 0..high-1
+  // [cpuset]
+  bool moveRootTasks = true;
+};
+
+// Parses TOML text; source names it in errors ("/etc/vcpufold/agent.toml").
+Expected<AgentConfig> parseAgentConfig(std::string_view text, const std::string& source);
+// Checks ranges and relations; the error lists every problem, one per line.
+Expected<void> validateAgentConfig(const AgentConfig& config);
+
+const char* actuatorChoiceName(ActuatorChoice choice);
+
+}  // namespace vcpufold::agent

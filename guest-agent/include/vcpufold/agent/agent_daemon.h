@@ -1,0 +1,76 @@
+#pragma once
+// AgentDaemon: the agent's event loop. It wires the pure parts together:
+//   transport -> frame decoder -> codec -> FoldController -> actuator -> ack
+//   every sample:   procs_running (demand)
+//   every interval: steal ratio, lease expiry and fallback, apply, status
+// It runs until SIGTERM or SIGINT, then unfolds the guest and returns 0.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "vcpufold/agent/actuator.h"
+#include "vcpufold/agent/agent_config.h"
+#include "vcpufold/agent/fold_controller.h"
+#include "vcpufold/agent/proc_stat.h"
+#include "vcpufold/agent/steal_law.h"
+#include "vcpufold/agent/topology.h"
+#include "vcpufold/agent/transport.h"
+#include "vcpufold/common/rooted_fs.h"
+#include "vcpufold/protocol/frame_decoder.h"
+#include "vcpufold/protocol/messages.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace vcpufold::agent {
+
+struct AgentDaemonParts {
+  AgentConfig config;
+  RootedFs fs;
+  Topology topology;
+  std::vector<protocol::Actuator> availableActuators;  // best first, for hello
+  std::unique_ptr<Actuator> actuator;
+  std::unique_ptr<Transport> transport;
+  bool fallbackAllowed = true;
+  std::shared_ptr<spdlog::logger> log;
+};
+
+class AgentDaemon {
+ public:
+  explicit AgentDaemon(AgentDaemonParts parts);
+  ~AgentDaemon();
+  // Blocks until SIGTERM/SIGINT; unfolds before returning. Returns an exit code.
+  int run();
+
+ private:
+  void onTransportEvent(const TransportEvent& event, std::int64_t nowMs);
+  void onFrame(const std::string& frame, std::int64_t nowMs);
+  void onHint(const protocol::Hint& hint, std::int64_t nowMs);
+  void onSample();
+  void onInterval(std::int64_t nowMs);
+  void apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq);
+  void sendHello();
+  void send(const protocol::Message& message);
+  void sendError(std::optional<std::uint64_t> seq, const std::string& reason, std::int64_t nowMs);
+  Expected<StealReading> readStat() const;
+
+  AgentDaemonParts parts_;
+  FoldController controller_;
+  protocol::FrameDecoder decoder_;
+  std::uint32_t version_;
+  CpuSet applied_;
+  protocol::Control appliedControl_ = protocol::Control::None;
+  std::optional<StealReading> lastStat_;
+  std::uint32_t lastStealBp_ = 0;
+  std::uint64_t procsRunningSum_ = 0;
+  std::uint32_t procsRunningSamples_ = 0;
+  std::int64_t errorWindowStartMs_ = 0;
+  int errorsInWindow_ = 0;
+  std::uint64_t errorsSuppressed_ = 0;
+  int signalFd_ = -1;
+};
+
+}  // namespace vcpufold::agent

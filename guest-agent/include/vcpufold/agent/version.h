@@ -1,0 +1,5 @@
+#pragma once
+namespace vcpufold::agent {
+// The product version, set by CMake from project(VERSION).
+extern const char* const kAgentVersion;
+}  // namespace vcpufold::agent

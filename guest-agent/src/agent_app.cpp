@@ -1,0 +1,269 @@
+#include "vcpufold/agent/agent_app.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <thread>
+
+#include "vcpufold/agent/agent_daemon.h"
+#include "vcpufold/agent/cgroup_cpuset_actuator.h"
+#include "vcpufold/agent/kernel_actuator.h"
+#include "vcpufold/agent/placement.h"
+#include "vcpufold/agent/platform.h"
+#include "vcpufold/agent/version.h"
+#include "vcpufold/common/system_paths.h"
+#include "vcpufold/protocol/cpulist.h"
+
+namespace vcpufold::agent {
+namespace {
+
+std::shared_ptr<spdlog::logger> makeLogger(const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("vcpufold-agent");
+  // journald adds its own timestamps; a terminal gets them from the pattern.
+  logger->set_pattern(::isatty(STDERR_FILENO) ? "%Y-%m-%d %H:%M:%S.%e %^%l%$ %v" : "%l: %v");
+  logger->set_level(spdlog::level::from_str(level));
+  return logger;
+}
+
+Expected<AgentConfig> loadConfig(const AgentOptions& options) {
+  const RootedFs fs(options.root);
+  const std::string path = options.configPath.empty() ? paths::kAgentConfig : options.configPath;
+  AgentConfig config;
+  // An explicit --config is a host path; the default lives under --root.
+  auto text = options.configExplicit ? RootedFs("/").readFile(path) : fs.readFile(path);
+  if (text) {
+    auto parsed = parseAgentConfig(*text, path);
+    if (!parsed) return parsed.error();
+    config = *parsed;
+  } else if (options.configExplicit) {
+    return text.error();
+  }
+  if (options.port) config.port = *options.port;
+  if (options.logLevel) config.logLevel = *options.logLevel;
+  if (options.actuator) {
+    auto parsed = parseAgentConfig("[agent]\nactuator = \"" + *options.actuator + "\"\n", "--actuator");
+    if (!parsed) return parsed.error();
+    config.actuator = parsed->actuator;
+  }
+  if (auto valid = validateAgentConfig(config); !valid) return valid.error().withContext(path);
+  return config;
+}
+
+struct ActuatorSelection {
+  std::vector<protocol::Actuator> available;  // best first
+  std::optional<std::string> cgroupRoot;
+  std::string notes;  // why a better one is not available
+};
+
+ActuatorSelection probeActuators(const RootedFs& fs) {
+  ActuatorSelection selection;
+  if (KernelActuator::isAvailable(fs))
+    selection.available.push_back(protocol::Actuator::Kernel);
+  else
+    selection.notes += std::string("kernel: ") + paths::kCpuPreferred + " is absent or read-only; ";
+  if (auto root = CgroupCpusetActuator::findUsableRoot(fs)) {
+    selection.available.push_back(protocol::Actuator::Cpuset);
+    selection.cgroupRoot = *root;
+  } else {
+    selection.notes += "cpuset: " + root.error().message + "; ";
+  }
+  selection.available.push_back(protocol::Actuator::None);
+  return selection;
+}
+
+Expected<std::unique_ptr<Actuator>> makeActuator(const AgentConfig& config, const ActuatorSelection& selection,
+                                                 KnobWriter& knobs) {
+  auto isAvailable = [&](protocol::Actuator kind) {
+    return std::find(selection.available.begin(), selection.available.end(), kind) != selection.available.end();
+  };
+  protocol::Actuator kind = selection.available.front();
+  if (config.actuator == ActuatorChoice::Kernel) kind = protocol::Actuator::Kernel;
+  if (config.actuator == ActuatorChoice::Cpuset) kind = protocol::Actuator::Cpuset;
+  if (config.actuator == ActuatorChoice::None) kind = protocol::Actuator::None;
+  if (!isAvailable(kind))
+    return Error{std::string("actuator ") + protocol::actuatorName(kind) + " is not available: " + selection.notes};
+  switch (kind) {
+    case protocol::Actuator::Kernel:
+      return std::unique_ptr<Actuator>(std::make_unique<KernelActuator>(knobs));
+    case protocol::Actuator::Cpuset:
+      return std::unique_ptr<Actuator>(
+          std::make_unique<CgroupCpusetActuator>(knobs, *selection.cgroupRoot, config.moveRootTasks));
+    case protocol::Actuator::None:
+      break;
+  }
+  return std::unique_ptr<Actuator>(std::make_unique<NoneActuator>());
+}
+
+// Unfolds whatever this or an earlier agent left: the kernel mask and the cpuset state.
+Expected<void> restoreEverything(const RootedFs& fs, spdlog::logger& log) {
+  KnobWriter knobs(fs);
+  std::optional<Error> firstError;
+  if (KernelActuator::isAvailable(fs)) {
+    if (auto done = KernelActuator(knobs).restore(); !done)
+      firstError = done.error();
+    else
+      log.debug("kernel preferred mask reset to all active CPUs");
+  }
+  if (CgroupCpusetActuator::hasLeftovers(fs)) {
+    log.info("undoing the cpuset folding an earlier agent left");
+    if (auto done = CgroupCpusetActuator::restoreFromState(fs); !done && !firstError) firstError = done.error();
+  }
+  if (firstError) return *firstError;
+  return {};
+}
+
+bool fallbackAllowedOn(const Platform& platform, spdlog::logger& log) {
+  if (platform.isXenDom0) {
+    log.warn("this is Xen dom0: the steal-time fallback is refused (dom0 steal is not the guest's to fold)");
+    return false;
+  }
+  if (!platform.isVirtualMachine) {
+    log.warn("this is not a virtual machine (no hypervisor CPU flag): the steal-time fallback is refused");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int checkConfig(const AgentOptions& options) {
+  auto config = loadConfig(options);
+  if (!config) {
+    std::fprintf(stderr, "%s\n", config.error().message.c_str());
+    return 1;
+  }
+  std::printf("configuration ok: interval %u ms, sample %u ms, actuator %s, fallback %s (high %u bp, low %u bp), port %s\n",
+              config->intervalMs, config->sampleMs, actuatorChoiceName(config->actuator),
+              config->fallbackEnabled ? "on" : "off", config->highThresholdBp, config->lowThresholdBp,
+              config->port.empty() ? ("by name " + config->portName).c_str() : config->port.c_str());
+  return 0;
+}
+
+int runRestore(const AgentOptions& options) {
+  auto log = makeLogger(options.logLevel.value_or("info"));
+  const RootedFs fs(options.root);
+  if (auto done = restoreEverything(fs, *log); !done) {
+    log->error("restore: {}", done.error().message);
+    return 1;
+  }
+  log->info("restore: the guest is unfolded");
+  return 0;
+}
+
+int runAgent(const AgentOptions& options) {
+  auto config = loadConfig(options);
+  if (!config) {
+    std::fprintf(stderr, "vcpufold-agent: %s\n", config.error().message.c_str());
+    return 1;
+  }
+  auto log = makeLogger(config->logLevel);
+  const RootedFs fs(options.root);
+  auto topology = readTopology(fs);
+  if (!topology) {
+    log->error("cannot read the CPU topology: {}", topology.error().message);
+    return 1;
+  }
+  if (auto repaired = restoreEverything(fs, *log); !repaired)
+    log->warn("repairing an earlier fold: {}", repaired.error().message);
+
+  KnobWriter knobs(fs);  // outlives the daemon, which holds the actuator using it
+  const auto selection = probeActuators(fs);
+  auto actuator = makeActuator(*config, selection, knobs);
+  if (!actuator) {
+    log->error("{}", actuator.error().message);
+    return 1;
+  }
+  auto transport = makeTransport(fs, config->port, config->portName);
+  if (!transport) {
+    log->error("{}", transport.error().message);
+    return 1;
+  }
+  AgentDaemonParts parts{*config,
+                         fs,
+                         *topology,
+                         selection.available,
+                         std::move(*actuator),
+                         std::move(*transport),
+                         fallbackAllowedOn(detectPlatform(fs), *log),
+                         log};
+  return AgentDaemon(std::move(parts)).run();
+}
+
+int runOneshot(const AgentOptions& options) {
+  auto config = loadConfig(options);
+  if (!config) {
+    std::fprintf(stderr, "vcpufold-agent: %s\n", config.error().message.c_str());
+    return 1;
+  }
+  auto log = makeLogger(config->logLevel);
+  const RootedFs fs(options.root);
+  auto topology = readTopology(fs);
+  if (!topology) {
+    std::fprintf(stderr, "cannot read the CPU topology: %s\n", topology.error().message.c_str());
+    return 1;
+  }
+  const Platform platform = detectPlatform(fs);
+  const auto selection = probeActuators(fs);
+  KnobWriter knobs(fs);
+  auto actuator = makeActuator(*config, selection, knobs);
+  const PlacementPlan plan(*topology);
+  using protocol::formatCpuList;
+
+  std::printf("vcpufold-agent %s --oneshot (root %s)\n", kAgentVersion, options.root.c_str());
+  std::printf("platform       %s%s\n", platform.isVirtualMachine ? "virtual machine" : "not a virtual machine",
+              platform.isXenDom0 ? ", Xen dom0" : "");
+  std::printf("online CPUs    %s (possible %s)\n", formatCpuList(topology->online).c_str(),
+              formatCpuList(topology->possible).c_str());
+  std::printf("housekeeping   %s\n", formatCpuList(topology->housekeeping).c_str());
+  std::printf("cores          %zu, up to %u threads each, %u NUMA node(s)\n", topology->cores.size(),
+              topology->threadsPerCore, topology->numaNodes);
+  std::string available;
+  for (auto kind : selection.available) available += std::string(available.empty() ? "" : ", ") + protocol::actuatorName(kind);
+  std::printf("actuators      %s; chosen: %s\n", available.c_str(),
+              actuator ? protocol::actuatorName((*actuator)->kind()) : actuator.error().message.c_str());
+  if (!selection.notes.empty()) std::printf("               (%s)\n", selection.notes.c_str());
+  if (auto preferred = fs.readFile(paths::kCpuPreferred))
+    std::printf("kernel mask    %s", preferred->c_str());
+  auto port = config->port.empty() ? findVirtioPort(fs, config->portName) : Expected<std::string>(config->port);
+  std::printf("host channel   %s\n", port ? port->c_str() : port.error().message.c_str());
+
+  std::string order;
+  for (const auto& core : plan.coresInKeepOrder()) order += " [" + formatCpuList(core.threads) + "]";
+  std::printf("keep order    %s\n", order.c_str());
+  std::printf("placement     ");
+  for (unsigned k = 1; k <= topology->online.size(); ++k) std::printf(" %u:%s", k, formatCpuList(plan.forCpus(k).cpus).c_str());
+  std::printf("\n");
+
+  // Steal and demand over one sample period.
+  auto readStat = [&fs]() -> std::optional<StealReading> {
+    auto text = fs.readFile(paths::kProcStat);
+    if (!text) return std::nullopt;
+    auto sample = parseProcStat(*text);
+    if (!sample) return std::nullopt;
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    return StealReading{*sample, static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec};
+  };
+  const auto before = readStat();
+  std::this_thread::sleep_for(std::chrono::milliseconds(config->sampleMs));
+  const auto after = readStat();
+  if (before && after) {
+    const auto steal = stealRatioBp(*before, *after, ::sysconf(_SC_CLK_TCK));
+    const StealLawConfig law{config->intervalMs, config->highThresholdBp, config->lowThresholdBp};
+    const FoldStep step = stealLawStep(law, steal);
+    const bool allowed = config->fallbackEnabled && platform.isVirtualMachine && !platform.isXenDom0;
+    std::printf("steal          %u bp over %u ms; %u runnable tasks now\n", steal, config->sampleMs,
+                after->sample.procsRunning > 0 ? after->sample.procsRunning - 1 : 0);
+    std::printf("fallback       %s: %s\n", allowed ? "allowed" : "not allowed",
+                step == FoldStep::FoldOneCore     ? "would fold one core (steal above high)"
+                : step == FoldStep::UnfoldOneCore ? "would unfold one core (steal at or below low)"
+                                                  : "would hold (steal between the thresholds)");
+  } else {
+    std::printf("steal          /proc/stat unreadable\n");
+  }
+  return 0;
+}
+
+}  // namespace vcpufold::agent

@@ -1,0 +1,278 @@
+#include "vcpufold/agent/agent_daemon.h"
+
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include "vcpufold/agent/version.h"
+#include "vcpufold/common/system_paths.h"
+#include "vcpufold/protocol/codec.h"
+#include "vcpufold/protocol/cpulist.h"
+#include "vcpufold/protocol/limits.h"
+#include "vcpufold/protocol/version.h"
+
+namespace vcpufold::agent {
+namespace {
+
+std::int64_t monotonicNs() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+std::int64_t monotonicMs() { return monotonicNs() / 1'000'000; }
+
+constexpr int kMaxErrorsPerSecond = 10;
+
+std::vector<std::uint32_t> supportedVersions() {
+  return {std::begin(protocol::kSupportedVersions), std::end(protocol::kSupportedVersions)};
+}
+
+}  // namespace
+
+AgentDaemon::AgentDaemon(AgentDaemonParts parts)
+    : parts_(std::move(parts)),
+      controller_(PlacementPlan(parts_.topology),
+                  FoldControllerConfig{parts_.fallbackAllowed && parts_.config.fallbackEnabled,
+                                       StealLawConfig{parts_.config.intervalMs, parts_.config.highThresholdBp,
+                                                      parts_.config.lowThresholdBp}}),
+      version_(protocol::kProtocolVersion),
+      applied_(parts_.topology.online) {}
+
+AgentDaemon::~AgentDaemon() {
+  if (signalFd_ >= 0) ::close(signalFd_);
+}
+
+Expected<StealReading> AgentDaemon::readStat() const {
+  auto text = parts_.fs.readFile(paths::kProcStat);
+  if (!text) return text.error();
+  auto sample = parseProcStat(*text);
+  if (!sample) return sample.error();
+  return StealReading{*sample, monotonicNs()};
+}
+
+int AgentDaemon::run() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  ::sigprocmask(SIG_BLOCK, &signals, nullptr);
+  signalFd_ = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  auto& log = *parts_.log;
+  log.info("vcpufold-agent {} on {}: {} online CPUs in {} cores ({} per core), {} NUMA node(s), housekeeping {}; "
+           "actuator {}; fallback {}",
+           kAgentVersion, parts_.transport->describe(), parts_.topology.online.size(), parts_.topology.cores.size(),
+           parts_.topology.threadsPerCore, parts_.topology.numaNodes,
+           protocol::formatCpuList(parts_.topology.housekeeping), protocol::actuatorName(parts_.actuator->kind()),
+           parts_.config.fallbackEnabled ? (parts_.fallbackAllowed ? "on" : "refused on this platform") : "off by config");
+  if (auto stat = readStat()) lastStat_ = *stat;
+
+  std::int64_t nextSampleMs = monotonicMs();
+  std::int64_t nextIntervalMs = nextSampleMs + parts_.config.intervalMs;
+  for (;;) {
+    const std::int64_t nowMs = monotonicMs();
+    std::int64_t wakeAtMs = std::min(nextSampleMs, nextIntervalMs);
+    std::vector<pollfd> fds = parts_.transport->pollFds(nowMs, wakeAtMs);
+    const std::size_t transportFds = fds.size();
+    fds.push_back(pollfd{signalFd_, POLLIN, 0});
+    const int timeout = static_cast<int>(std::clamp<std::int64_t>(wakeAtMs - nowMs, 0, 60'000));
+    if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
+      log.error("poll: {}", std::strerror(errno));
+      break;
+    }
+    if (fds.back().revents & POLLIN) {
+      signalfd_siginfo info{};
+      if (::read(signalFd_, &info, sizeof info) == sizeof info && info.ssi_signo != SIGHUP) {
+        log.info("signal {}: unfolding and stopping", info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+        break;
+      }
+    }
+    const std::int64_t afterMs = monotonicMs();
+    std::vector<TransportEvent> events;
+    parts_.transport->service(std::vector<pollfd>(fds.begin(), fds.begin() + static_cast<long>(transportFds)), afterMs,
+                              events);
+    for (const auto& event : events) onTransportEvent(event, afterMs);
+    if (afterMs >= nextSampleMs) {
+      onSample();
+      nextSampleMs = afterMs + parts_.config.sampleMs;
+    }
+    if (afterMs >= nextIntervalMs) {
+      onInterval(afterMs);
+      nextIntervalMs = afterMs + parts_.config.intervalMs;
+    }
+  }
+
+  auto restored = parts_.actuator->restore();
+  if (!restored) {
+    log.error("unfold failed: {}", restored.error().message);
+    return 1;
+  }
+  log.info("unfolded: all {} online CPUs preferred", parts_.topology.online.size());
+  protocol::Status status{0.0, lastStealBp_, parts_.config.intervalMs, parts_.topology.online, protocol::Control::None};
+  send(status);
+  parts_.transport->flush(200);
+  return 0;
+}
+
+void AgentDaemon::onTransportEvent(const TransportEvent& event, std::int64_t nowMs) {
+  auto& log = *parts_.log;
+  switch (event.kind) {
+    case TransportEvent::Kind::Note:
+      log.info("{}", event.text);
+      break;
+    case TransportEvent::Kind::Connected:
+      log.info("{}: saying hello", event.text);
+      decoder_.reset();
+      // Bytes of an earlier session may still be in flight: the first line is discarded.
+      decoder_.feed(std::string_view(&protocol::kResyncByte, 1));
+      sendHello();
+      break;
+    case TransportEvent::Kind::Disconnected:
+      log.info("host gone ({}); lease runs out on its own", event.text);
+      break;
+    case TransportEvent::Kind::Data:
+      decoder_.feed(event.text);
+      while (auto frame = decoder_.next()) {
+        if (frame->kind == protocol::Frame::Kind::Oversized) {
+          sendError(std::nullopt, "frame longer than " + std::to_string(protocol::kMaxFrameBytes) + " bytes dropped",
+                    nowMs);
+          continue;
+        }
+        onFrame(frame->text, nowMs);
+      }
+      break;
+  }
+}
+
+void AgentDaemon::onFrame(const std::string& frame, std::int64_t nowMs) {
+  auto& log = *parts_.log;
+  const auto decoded = protocol::decodeMessage(frame);
+  if (!decoded) {
+    const auto& error = decoded.error();
+    if (error.type == "error") return;  // never answer an error with an error
+    sendError(error.seq, error.describe(), nowMs);
+    log.warn("refused a frame from the host: {}", error.describe());
+    return;
+  }
+  const auto& message = decoded.value().message;
+  if (const auto* hello = std::get_if<protocol::Hello>(&message)) {
+    if (hello->role != protocol::Role::Host) {
+      sendError(std::nullopt, "hello.role: the agent talks to a host", nowMs);
+      return;
+    }
+    const auto ours = supportedVersions();
+    const auto agreed = protocol::negotiateVersion(ours, hello->versions);
+    if (!agreed) {
+      sendError(std::nullopt, "no common protocol version", nowMs);
+      log.warn("host {} speaks no protocol version of ours", hello->software);
+      return;
+    }
+    version_ = *agreed;
+    log.info("host {} says hello; protocol version {}", hello->software, version_);
+    sendHello();  // the host may have reopened without us noticing: answer every host hello
+  } else if (const auto* hint = std::get_if<protocol::Hint>(&message)) {
+    onHint(*hint, nowMs);
+  } else if (const auto* error = std::get_if<protocol::ErrorMessage>(&message)) {
+    log.warn("host reports an error{}: {}", error->seq ? " about seq " + std::to_string(*error->seq) : "",
+             error->reason);
+  } else {
+    sendError(std::nullopt, std::string("type: ") + protocol::messageTypeName(message) + " is not sent to an agent",
+              nowMs);
+  }
+}
+
+void AgentDaemon::onHint(const protocol::Hint& hint, std::int64_t nowMs) {
+  apply(controller_.onHint(hint, nowMs), nowMs, hint.seq);
+}
+
+void AgentDaemon::onSample() {
+  auto text = parts_.fs.readFile(paths::kProcStat);
+  if (!text) return;
+  auto sample = parseProcStat(*text);
+  if (!sample) return;
+  // The reading agent is itself one of the running tasks.
+  procsRunningSum_ += sample->procsRunning > 0 ? sample->procsRunning - 1 : 0;
+  ++procsRunningSamples_;
+}
+
+void AgentDaemon::onInterval(std::int64_t nowMs) {
+  std::optional<std::uint32_t> stealBp;
+  if (auto stat = readStat()) {
+    if (lastStat_) stealBp = stealRatioBp(*lastStat_, *stat, ::sysconf(_SC_CLK_TCK));
+    lastStat_ = *stat;
+  }
+  if (stealBp) lastStealBp_ = *stealBp;
+  apply(controller_.onInterval(nowMs, stealBp), nowMs, std::nullopt);
+
+  const double demand =
+      procsRunningSamples_ ? static_cast<double>(procsRunningSum_) / procsRunningSamples_ : 0.0;
+  procsRunningSum_ = 0;
+  procsRunningSamples_ = 0;
+  if (parts_.transport->connected()) {
+    send(protocol::Status{std::min(demand, 65536.0), lastStealBp_, parts_.config.intervalMs, applied_,
+                          controller_.control()});
+  }
+}
+
+void AgentDaemon::apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq) {
+  auto& log = *parts_.log;
+  const bool unfolded = decision.cpus == parts_.topology.online;
+  auto result = unfolded ? parts_.actuator->release(nowMs) : parts_.actuator->apply(decision.cpus, nowMs);
+  if (!result) {
+    log.warn("cannot apply {}: {}", protocol::formatCpuList(decision.cpus), result.error().message);
+    if (ackSeq) sendError(ackSeq, "apply failed: " + result.error().message.substr(0, 200), nowMs);
+    return;
+  }
+  const bool changed = decision.cpus != applied_ || decision.control != appliedControl_;
+  if (changed && decision.cpus == applied_) {
+    log.info("control {} -> {} with preferred CPUs {} ({})", protocol::controlName(appliedControl_),
+             protocol::controlName(decision.control), protocol::formatCpuList(applied_), decision.reason);
+  } else if (changed) {
+    log.info("preferred CPUs {} -> {} via {} ({}){}", protocol::formatCpuList(applied_),
+             protocol::formatCpuList(decision.cpus), protocol::actuatorName(parts_.actuator->kind()), decision.reason,
+             result->detail.empty() ? "" : ": " + result->detail);
+  } else if (result->changed) {
+    log.info("re-applied {} via {}: {}", protocol::formatCpuList(decision.cpus),
+             protocol::actuatorName(parts_.actuator->kind()), result->detail);
+  }
+  applied_ = decision.cpus;
+  appliedControl_ = decision.control;
+  if (ackSeq) send(protocol::Ack{*ackSeq, applied_, parts_.actuator->kind()});
+}
+
+void AgentDaemon::sendHello() {
+  protocol::AgentInfo info{parts_.topology.online, parts_.topology.threadsPerCore, parts_.topology.numaNodes,
+                           parts_.availableActuators, applied_};
+  send(protocol::Hello{protocol::Role::Agent, supportedVersions(), std::string("vcpufold-agent ") + kAgentVersion,
+                       info});
+}
+
+void AgentDaemon::send(const protocol::Message& message) {
+  auto line = protocol::encodeMessage(message, version_);
+  if (!line) {
+    parts_.log->error("{}", line.error().message);
+    return;
+  }
+  if (!parts_.transport->send(*line)) parts_.log->debug("{} not sent: host not connected", protocol::messageTypeName(message));
+}
+
+void AgentDaemon::sendError(std::optional<std::uint64_t> seq, const std::string& reason, std::int64_t nowMs) {
+  if (nowMs - errorWindowStartMs_ >= 1000) {
+    if (errorsSuppressed_ > 0) parts_.log->warn("{} error replies suppressed (rate limit)", errorsSuppressed_);
+    errorWindowStartMs_ = nowMs;
+    errorsInWindow_ = 0;
+    errorsSuppressed_ = 0;
+  }
+  if (++errorsInWindow_ > kMaxErrorsPerSecond) {
+    ++errorsSuppressed_;
+    return;
+  }
+  send(protocol::ErrorMessage{seq, reason.substr(0, 256)});
+}
+
+}  // namespace vcpufold::agent

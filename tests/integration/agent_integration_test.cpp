@@ -1,0 +1,229 @@
+// The real vcpufold-agent binary on a unix-listen socket, with --root on a
+// copy of a captured guest tree, driven by a test host. Every wait is bounded.
+
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "channel_client.h"
+#include "child_process.h"
+#include "fixture_tree.h"
+#include "vcpufold/protocol/cpulist.h"
+
+using namespace vcpufold::protocol;
+using vcpufold::testing::ChannelClient;
+using vcpufold::testing::ChildProcess;
+using vcpufold::testing::FixtureTree;
+
+namespace {
+
+constexpr int kWaitMs = 5000;
+constexpr const char* kSystemSliceCpus = "/sys/fs/cgroup/system.slice/cpuset.cpus";
+constexpr const char* kStateFile = "/run/vcpufold/cpuset-state.json";
+
+class AgentIntegration : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nsample_ms = 50\n");
+    tree_.write("/sys/fs/cgroup/cgroup.procs", "");  // no user tasks in the root cgroup
+    tree_.write(kSystemSliceCpus, "\n");
+    socket_ = (tree_.root() / "agent.sock").string();
+    logFile_ = (tree_.root() / "agent.log").string();
+  }
+
+  std::unique_ptr<ChildProcess> startAgent() {
+    return std::make_unique<ChildProcess>(
+        VCPUFOLD_AGENT_BINARY,
+        std::vector<std::string>{"--root", tree_.root().string(), "--port", "unix-listen:" + socket_, "--log-level",
+                                 "debug"},
+        logFile_);
+  }
+
+  // Connects and consumes the agent's hello.
+  Hello connect(ChannelClient& host) {
+    EXPECT_TRUE(host.connect(socket_, kWaitMs)) << "agent did not listen";
+    auto hello = host.receiveType<Hello>(kWaitMs);
+    EXPECT_TRUE(hello) << "no hello from the agent";
+    return hello.value_or(Hello{});
+  }
+
+  std::string cpusetCpus() const { return tree_.read(kSystemSliceCpus); }
+
+  FixtureTree tree_{"lab-guest-4vcpu"};
+  std::string socket_;
+  std::string logFile_;
+};
+
+Hint hint(std::uint64_t seq, std::uint32_t vcpus, std::uint32_t ttlMs = 3000) {
+  return Hint{seq, vcpus, ttlMs, HintPolicy::Auto, "integration test"};
+}
+
+bool waitFor(const std::function<bool()>& condition, int timeoutMs) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return condition();
+}
+
+}  // namespace
+
+TEST_F(AgentIntegration, HelloHintsErrorsAndCleanStop) {
+  auto agent = startAgent();
+  ChannelClient host;
+  const Hello hello = connect(host);
+  EXPECT_EQ(hello.role, Role::Agent);
+  ASSERT_TRUE(hello.agent);
+  EXPECT_EQ(hello.agent->online, CpuSet::range(0, 3));
+  EXPECT_EQ(hello.agent->actuators, (std::vector<Actuator>{Actuator::Cpuset, Actuator::None}));
+  EXPECT_EQ(hello.versions, (std::vector<std::uint32_t>{1}));
+
+  // A host hello is answered with the agent's hello.
+  ASSERT_TRUE(host.send(Hello{Role::Host, {1}, "test-host", std::nullopt}));
+  ASSERT_TRUE(host.receiveType<Hello>(kWaitMs));
+
+  // Valid hint: acked with the applied CPUs, written to the cgroup.
+  ASSERT_TRUE(host.send(hint(1, 2)));
+  auto ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->seq, 1u);
+  EXPECT_EQ(ack->applied, (CpuSet{0, 1}));
+  EXPECT_EQ(ack->actuator, Actuator::Cpuset);
+  EXPECT_EQ(cpusetCpus(), "0-1");
+  EXPECT_TRUE(tree_.fs().exists(kStateFile));
+
+  // Out of range: an error naming the field and the seq; nothing changes.
+  ASSERT_TRUE(host.sendRaw(R"({"v":1,"type":"hint","seq":2,"vcpus":0,"ttl_ms":3000,"policy":"auto","reason":"r"})"
+                           "\n"));
+  auto error = host.receiveType<ErrorMessage>(kWaitMs);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->seq, 2u);
+  EXPECT_NE(error->reason.find("hint.vcpus"), std::string::npos) << error->reason;
+  EXPECT_EQ(cpusetCpus(), "0-1");
+
+  // Malformed bytes and an unknown type: errors, no change.
+  ASSERT_TRUE(host.sendRaw("this is not json\n"));
+  error = host.receiveType<ErrorMessage>(kWaitMs);
+  ASSERT_TRUE(error);
+  EXPECT_FALSE(error->seq);
+  ASSERT_TRUE(host.sendRaw(R"({"v":1,"type":"reboot","seq":3})" "\n"));
+  error = host.receiveType<ErrorMessage>(kWaitMs);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->reason.find("type"), std::string::npos);
+  // A 1 MiB line is dropped and reported; the agent still serves hints after it.
+  ASSERT_TRUE(host.sendRaw(std::string(1 << 20, 'x') + "\n"));
+  error = host.receiveType<ErrorMessage>(kWaitMs);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->reason.find("longer"), std::string::npos) << error->reason;
+  EXPECT_EQ(cpusetCpus(), "0-1");
+
+  // Above all CPUs: clamped, and the ack says what was applied.
+  ASSERT_TRUE(host.send(hint(4, 99)));
+  ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->applied, CpuSet::range(0, 3));
+  EXPECT_EQ(cpusetCpus(), "\n") << "all CPUs: the restriction is removed, not rewritten";
+  EXPECT_FALSE(tree_.fs().exists(kStateFile));
+
+  // Status every interval, reporting host control.
+  auto status = host.receiveType<Status>(kWaitMs);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->intervalMs, 200u);
+  EXPECT_EQ(status->control, Control::Host);
+  EXPECT_GE(status->demand, 0.0);
+
+  // SIGTERM: unfold, exit 0, no state left.
+  ASSERT_TRUE(host.send(hint(5, 1)));
+  ASSERT_TRUE(host.receiveType<Ack>(kWaitMs));
+  EXPECT_EQ(cpusetCpus(), "0");
+  agent->signal(SIGTERM);
+  EXPECT_EQ(agent->waitExit(kWaitMs), 0);
+  EXPECT_EQ(cpusetCpus(), "\n") << "left folded";
+  EXPECT_FALSE(tree_.fs().exists(kStateFile));
+}
+
+TEST_F(AgentIntegration, ExpiredLeaseHandsOverToTheFallback) {
+  auto agent = startAgent();
+  ChannelClient host;
+  connect(host);
+  ASSERT_TRUE(host.send(hint(1, 1, 300)));
+  auto ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->applied, (CpuSet{0}));
+  // Within ttl plus one interval (300 + 200 ms, bounded here by 2 s) the
+  // fallback decides; steal is 0 in the fixture, so it unfolds a core a step.
+  const auto start = std::chrono::steady_clock::now();
+  auto status = host.receiveUntil(
+      [](const Message& m) { return std::holds_alternative<Status>(m) && std::get<Status>(m).control == Control::Fallback; },
+      2000);
+  ASSERT_TRUE(status) << "fallback did not take over";
+  EXPECT_LE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1000));
+  EXPECT_TRUE(waitFor([&] { return cpusetCpus() == "\n"; }, 3000)) << "fallback never unfolded: " << cpusetCpus();
+}
+
+TEST_F(AgentIntegration, ReconnectingHostGetsAFreshHello) {
+  auto agent = startAgent();
+  ChannelClient host;
+  connect(host);
+  host.close();
+  const Hello again = connect(host);
+  EXPECT_EQ(again.role, Role::Agent);
+  ASSERT_TRUE(host.send(hint(1, 2)));
+  EXPECT_TRUE(host.receiveType<Ack>(kWaitMs));
+}
+
+TEST_F(AgentIntegration, SigkillThenRestoreUnfolds) {
+  auto agent = startAgent();
+  ChannelClient host;
+  connect(host);
+  ASSERT_TRUE(host.send(hint(1, 1)));
+  ASSERT_TRUE(host.receiveType<Ack>(kWaitMs));
+  EXPECT_EQ(cpusetCpus(), "0");
+  agent->signal(SIGKILL);
+  ASSERT_TRUE(agent->waitExit(kWaitMs));
+  EXPECT_EQ(cpusetCpus(), "0") << "a killed agent cannot clean up";
+  EXPECT_EQ(vcpufold::testing::runToCompletion(VCPUFOLD_AGENT_BINARY, {"--restore", "--root", tree_.root().string()},
+                                              logFile_, kWaitMs),
+            0);
+  EXPECT_EQ(cpusetCpus(), "\n");
+  EXPECT_FALSE(tree_.fs().exists(kStateFile));
+}
+
+TEST_F(AgentIntegration, StartRepairsWhatACrashedAgentLeft) {
+  {
+    auto agent = startAgent();
+    ChannelClient host;
+    connect(host);
+    ASSERT_TRUE(host.send(hint(1, 1)));
+    ASSERT_TRUE(host.receiveType<Ack>(kWaitMs));
+    agent->signal(SIGKILL);
+    ASSERT_TRUE(agent->waitExit(kWaitMs));
+  }
+  EXPECT_EQ(cpusetCpus(), "0");
+  auto agent = startAgent();
+  ChannelClient host;
+  const Hello hello = connect(host);
+  ASSERT_TRUE(hello.agent);
+  EXPECT_EQ(hello.agent->preferred, CpuSet::range(0, 3));
+  EXPECT_EQ(cpusetCpus(), "\n") << "start-up did not repair";
+}
+
+TEST_F(AgentIntegration, ResidentMemoryStaysSmall) {
+  auto agent = startAgent();
+  ChannelClient host;
+  connect(host);
+  for (std::uint64_t seq = 1; seq <= 20; ++seq) {
+    ASSERT_TRUE(host.send(hint(seq, static_cast<std::uint32_t>(seq % 4 + 1))));
+    ASSERT_TRUE(host.receiveType<Ack>(kWaitMs));
+  }
+  const long rss = agent->rssKib();
+  RecordProperty("agent_rss_kib", static_cast<int>(rss));
+  std::printf("agent RSS: %ld KiB\n", rss);
+#if !defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(rss, 8 * 1024) << "the agent must stay under 8 MiB";
+#endif
+}

@@ -1,0 +1,90 @@
+#include "vcpufold/agent/agent_config.h"
+
+#include <gtest/gtest.h>
+
+using namespace vcpufold::agent;
+
+TEST(AgentConfig, EmptyFileIsTheDefaults) {
+  auto config = parseAgentConfig("", "agent.toml");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->intervalMs, 1000u);
+  EXPECT_EQ(config->sampleMs, 250u);
+  EXPECT_EQ(config->actuator, ActuatorChoice::Auto);
+  EXPECT_TRUE(config->fallbackEnabled);
+  EXPECT_EQ(config->highThresholdBp, 500u);
+  EXPECT_EQ(config->lowThresholdBp, 200u);
+  EXPECT_EQ(config->portName, "org.vcpufold.hint.0");
+}
+
+TEST(AgentConfig, EveryKey) {
+  auto config = parseAgentConfig(R"(
+[agent]
+interval_ms = 2000
+sample_ms = 100
+port = "unix-listen:/run/x.sock"
+port_name = "org.example.port"
+actuator = "cpuset"
+log_level = "debug"
+[fallback]
+enabled = false
+high_threshold = 1000
+low_threshold = 100
+[cpuset]
+move_root_tasks = false
+)",
+                                 "agent.toml");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->intervalMs, 2000u);
+  EXPECT_EQ(config->sampleMs, 100u);
+  EXPECT_EQ(config->port, "unix-listen:/run/x.sock");
+  EXPECT_EQ(config->portName, "org.example.port");
+  EXPECT_EQ(config->actuator, ActuatorChoice::Cpuset);
+  EXPECT_EQ(config->logLevel, "debug");
+  EXPECT_FALSE(config->fallbackEnabled);
+  EXPECT_EQ(config->highThresholdBp, 1000u);
+  EXPECT_EQ(config->lowThresholdBp, 100u);
+  EXPECT_FALSE(config->moveRootTasks);
+}
+
+TEST(AgentConfig, ShortIntervalPullsTheDefaultSamplePeriodDown) {
+  auto config = parseAgentConfig("[agent]\ninterval_ms = 200\n", "agent.toml");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->sampleMs, 200u);
+  EXPECT_FALSE(parseAgentConfig("[agent]\ninterval_ms = 200\nsample_ms = 300\n", "agent.toml"));
+}
+
+TEST(AgentConfig, ReportsEveryProblemAtOnce) {
+  auto config = parseAgentConfig(R"(
+[agent]
+interval_ms = 50
+actuator = "magic"
+log_level = "loud"
+intervl_ms = 3
+[fallback]
+high_threshold = 100
+low_threshold = 300
+enabled = "yes"
+)",
+                                 "/etc/vcpufold/agent.toml");
+  ASSERT_FALSE(config);
+  const std::string& message = config.error().message;
+  for (const char* expected :
+       {"/etc/vcpufold/agent.toml", "agent.interval_ms: 50 is out of range 100..100000", "agent.actuator: \"magic\"",
+        "agent.log_level", "agent.intervl_ms: unknown key", "fallback.low_threshold: 300 must be below",
+        "fallback.enabled: expected true or false"})
+    EXPECT_NE(message.find(expected), std::string::npos) << expected << "\n in: " << message;
+}
+
+TEST(AgentConfig, SyntaxErrorSaysWhere) {
+  auto config = parseAgentConfig("[agent]\ninterval_ms = = 3\n", "agent.toml");
+  ASSERT_FALSE(config);
+  EXPECT_NE(config.error().message.find("agent.toml:2:"), std::string::npos) << config.error().message;
+}
+
+TEST(AgentConfig, WrongTypes) {
+  EXPECT_FALSE(parseAgentConfig("[agent]\ninterval_ms = \"1000\"\n", "a"));
+  EXPECT_FALSE(parseAgentConfig("[agent]\ninterval_ms = -5\n", "a"));
+  EXPECT_FALSE(parseAgentConfig("[agent]\ninterval_ms = 1.5\n", "a"));
+  EXPECT_FALSE(parseAgentConfig("[agent]\nport = 3\n", "a"));
+  EXPECT_FALSE(parseAgentConfig("interval_ms = 1000\n", "a")) << "keys belong in their table";
+}
