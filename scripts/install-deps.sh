@@ -13,6 +13,8 @@ packages=(
   nlohmann-json3-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev
   # tests
   googletest libgtest-dev
+  # the QEMU lab for end-to-end tests: guests boot a Debian kernel with a busybox initramfs
+  qemu-system-x86 busybox-static cpio socat
 )
 
 missing=()

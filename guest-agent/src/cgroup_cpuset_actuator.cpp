@@ -17,6 +17,26 @@ std::vector<std::string> words(std::string_view text) {
   return {std::istream_iterator<std::string>(in), {}};
 }
 
+// The possible CPUs as a cpulist, else the online ones.
+std::string allCpus(const RootedFs& fs) {
+  for (const char* path : {paths::kCpuPossible, paths::kCpuOnline}) {
+    auto text = fs.readFile(path);
+    if (!text) continue;
+    auto cpus = protocol::parseCpuListFile(*text);
+    if (cpus && !cpus->empty()) return protocol::formatCpuList(*cpus);
+  }
+  return "0";
+}
+
+// A cgroup restricts itself when its cpuset.cpus is set and leaves out an online CPU.
+bool restrictsItself(const RootedFs& fs, std::string_view ownCpus) {
+  auto own = protocol::parseCpuListFile(ownCpus);
+  if (own && own->empty()) return false;
+  auto online = fs.readFile(paths::kCpuOnline);
+  auto onlineCpus = online ? protocol::parseCpuListFile(*online) : Expected<protocol::CpuSet>(Error{"no online list"});
+  return !own || !onlineCpus || !onlineCpus->isSubsetOf(*own);
+}
+
 bool hasWord(std::string_view text, std::string_view word) {
   for (const auto& item : words(text))
     if (item == word) return true;
@@ -149,7 +169,7 @@ Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, std::int64
       if (!own) continue;  // no cpuset files yet: the controller is not enabled above it
       auto partition = knobs_.fs().readFile(cgroup + "/cpuset.cpus.partition");
       const bool isPartition = partition && words(*partition).size() > 0 && words(*partition)[0] != "member";
-      if (!words(*own).empty() || isPartition) {
+      if (restrictsItself(knobs_.fs(), *own) || isPartition) {
         foreign_.insert(name);
         result.detail += "left " + name + " alone (restricts itself); ";
         continue;
@@ -181,8 +201,11 @@ Expected<ApplyResult> CgroupCpusetActuator::release(std::int64_t) {
 
 Expected<void> CgroupCpusetActuator::restore() {
   auto restored = restoreFromState(knobs_.fs());
-  state_ = State{state_.cgroupRoot, false, false, {}};
   foreign_.clear();
+  // On failure the state file still says what is left to undo; keep following it.
+  const std::string root = state_.cgroupRoot;
+  state_ = restored ? State{} : loadState(knobs_.fs()).value_or(State{});
+  state_.cgroupRoot = root;
   return restored;
 }
 
@@ -196,14 +219,27 @@ Expected<void> CgroupCpusetActuator::restoreFromState(const RootedFs& fs) {
     if (!step && !firstError) firstError = step.error();
   };
   for (const auto& name : state->managed) {
+    if (name == kFoldCgroupName) continue;  // removed below, tasks first
     const std::string cpus = state->cgroupRoot + "/" + name + "/cpuset.cpus";
-    if (fs.exists(cpus)) note(fs.writeExisting(cpus, "\n"));
+    if (!fs.exists(cpus)) continue;
+    // Empty means "inherit", as before we came; but the kernel refuses (ENOSPC)
+    // to empty cpuset.cpus of a cgroup that has tasks. Then all possible CPUs
+    // do the same: nothing is restricted, and CPUs onlined later are included.
+    if (fs.writeExisting(cpus, "\n")) continue;
+    note(fs.writeExisting(cpus, allCpus(fs)));
   }
   const std::string fold = state->cgroupRoot + "/" + kFoldCgroupName;
   if (state->createdFoldCgroup && fs.isDirectory(fold)) {
-    if (auto procs = fs.readFile(fold + "/cgroup.procs"))
-      for (const auto& pid : words(*procs)) (void)fs.writeExisting(state->cgroupRoot + "/cgroup.procs", pid);
-    note(fs.removeDirectory(fold));
+    // Tasks go back to the root cgroup first; one forked meanwhile makes rmdir
+    // fail with EBUSY, so move and retry a few times.
+    Expected<void> removed;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      if (auto procs = fs.readFile(fold + "/cgroup.procs"))
+        for (const auto& pid : words(*procs)) (void)fs.writeExisting(state->cgroupRoot + "/cgroup.procs", pid);
+      removed = fs.removeDirectory(fold);
+      if (removed) break;
+    }
+    note(removed);
   }
   // Give the controller back only if we enabled it; others may use it by now (EBUSY): theirs.
   if (state->enabledCpuset) (void)fs.writeExisting(state->cgroupRoot + "/cgroup.subtree_control", "-cpuset");

@@ -117,6 +117,7 @@ TEST(CgroupCpuset, FoldsTopLevelCgroupsAndRestoresExactly) {
   tree.write("/sys/fs/cgroup/cgroup.subtree_control", "\n");  // cpuset not enabled yet
   tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
   tree.write("/sys/fs/cgroup/pinned.slice/cpuset.cpus", "3\n");  // restricts itself
+  tree.write("/sys/fs/cgroup/wide.slice/cpuset.cpus", "0-7\n");  // covers every online CPU: no restriction
   tree.write("/sys/fs/cgroup/cgroup.procs", "1\n2\n77\n");
   tree.write("/proc/1/stat", hostStat("init"));
   tree.write("/proc/2/stat", hostStat("kthreadd"));
@@ -129,6 +130,7 @@ TEST(CgroupCpuset, FoldsTopLevelCgroupsAndRestoresExactly) {
   EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "+cpuset");
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0-1");
   EXPECT_EQ(tree.read("/sys/fs/cgroup/pinned.slice/cpuset.cpus"), "3\n") << "left alone";
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/wide.slice/cpuset.cpus"), "0-1");
   EXPECT_NE(first->detail.find("pinned.slice"), std::string::npos) << first->detail;
   EXPECT_TRUE(tree.fs().isDirectory("/sys/fs/cgroup/vcpufold.fold"));
   EXPECT_TRUE(tree.fs().exists("/run/vcpufold/cpuset-state.json")) << "recorded before acting";

@@ -1,0 +1,158 @@
+#include "qemu_guest.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace vcpufold::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool onPath(const std::string& program) {
+  return std::system(("command -v " + program + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+int connectUnix(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) return fd;
+  ::close(fd);
+  return -1;
+}
+
+// Reads from fd until `marker` and the end of its line are in buffer, or the deadline.
+bool readUntil(int fd, std::string& buffer, const std::string& marker, Clock::time_point deadline) {
+  for (;;) {
+    const auto at = buffer.find(marker);
+    if (at != std::string::npos && buffer.find('\n', at) != std::string::npos) return true;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) return false;
+    char chunk[4096];
+    const ssize_t got = ::recv(fd, chunk, sizeof chunk, 0);
+    if (got <= 0) return false;
+    buffer.append(chunk, static_cast<std::size_t>(got));
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> labUnavailableReason() {
+  if (!onPath("qemu-system-x86_64")) return "qemu-system-x86_64 is not installed (scripts/install-deps.sh installs it)";
+  if (!std::filesystem::exists("/bin/busybox")) return "busybox-static is not installed";
+  if (!onPath("cpio")) return "cpio is not installed";
+  return std::nullopt;
+}
+
+std::optional<LabImage> buildLabImage(const std::string& name, const std::vector<std::string>& files,
+                                      const std::vector<std::string>& binaries, std::string& log) {
+  std::string command = "IMAGE=" + name + " '" VCPUFOLD_SOURCE_DIR "/tests/lab/build-guest.sh'";
+  for (const auto& file : files) command += " --add '" + file + "'";
+  for (const auto& binary : binaries) command += " --bin '" + binary + "'";
+  command += " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return std::nullopt;
+  std::array<char, 4096> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe)) log += chunk.data();
+  if (::pclose(pipe) != 0) return std::nullopt;
+  std::istringstream lines(log);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(lines, line);) all.push_back(line);
+  if (all.size() < 2) return std::nullopt;
+  return LabImage{all[all.size() - 2], all.back()};
+}
+
+std::string QemuGuest::accelerator() {
+  // KVM only where the CPU really has hardware virtualization: /dev/kvm alone
+  // may be an emulation that cannot run stock guest kernels.
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::stringstream text;
+  text << cpuinfo.rdbuf();
+  const bool hardware = text.str().find(" vmx") != std::string::npos || text.str().find(" svm") != std::string::npos;
+  return hardware && std::filesystem::exists("/dev/kvm") ? "kvm" : "tcg";
+}
+
+QemuGuest::QemuGuest(QemuGuestSpec spec) : spec_(std::move(spec)) {
+  std::filesystem::create_directories(spec_.runDirectory);
+  const auto dir = spec_.runDirectory.string();
+  const bool kvm = accelerator() == "kvm";
+  std::vector<std::string> args{
+      "-accel", kvm ? "kvm" : "tcg,thread=multi", "-cpu", kvm ? "host" : "max", "-smp", spec_.smp, "-m", spec_.memory,
+      "-M", "pc", "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+      "-kernel", spec_.image.kernel, "-initrd", spec_.image.initrd,
+      "-append", "console=ttyS0 panic=-1 quiet " + spec_.kernelArgs,
+      "-serial", "file:" + consoleLog(),
+      "-device", "virtio-serial-pci,id=vser0",
+      "-chardev", "socket,id=hint,path=" + hintSocket() + ",server=on,wait=off",
+      "-device", "virtserialport,bus=vser0.0,chardev=hint,name=org.vcpufold.hint.0",
+      "-chardev", "socket,id=ctl,path=" + dir + "/ctl.sock,server=on,wait=off",
+      "-device", "virtserialport,bus=vser0.0,chardev=ctl,name=org.vcpufold.lab.ctl"};
+  process_ = std::make_unique<ChildProcess>("/usr/bin/qemu-system-x86_64", args, dir + "/qemu.log");
+}
+
+QemuGuest::~QemuGuest() { dropControl(); }
+
+std::string QemuGuest::hintSocket() const { return (spec_.runDirectory / "hint.sock").string(); }
+std::string QemuGuest::consoleLog() const { return (spec_.runDirectory / "console.log").string(); }
+
+std::string QemuGuest::console() const {
+  std::ifstream log(consoleLog());
+  std::stringstream text;
+  text << log.rdbuf();
+  return text.str();
+}
+
+std::optional<QemuGuest::CommandResult> QemuGuest::run(const std::string& command, int timeoutMs) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (control_ < 0) {
+    if (Clock::now() >= deadline) return std::nullopt;
+    control_ = connectUnix((spec_.runDirectory / "ctl.sock").string());
+    if (control_ < 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    controlBuffer_.clear();
+    if (!readUntil(control_, controlBuffer_, "@@READY", deadline)) {
+      dropControl();
+      return std::nullopt;
+    }
+    controlBuffer_.clear();
+  }
+  const std::string line = command + "\n";
+  if (::send(control_, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size()) ||
+      !readUntil(control_, controlBuffer_, "@@DONE", deadline)) {
+    dropControl();  // the next command starts on a fresh connection
+    return std::nullopt;
+  }
+  const auto done = controlBuffer_.rfind("@@DONE");
+  const auto end = controlBuffer_.find('\n', done);
+  CommandResult result{std::atoi(controlBuffer_.c_str() + done + 7), controlBuffer_.substr(0, done)};
+  controlBuffer_.erase(0, end + 1);
+  return result;
+}
+
+void QemuGuest::dropControl() {
+  if (control_ >= 0) ::close(control_);
+  control_ = -1;
+  controlBuffer_.clear();
+}
+
+bool QemuGuest::waitReady(int timeoutMs) {
+  const auto result = run("true", timeoutMs);
+  return result && result->status == 0;
+}
+
+}  // namespace vcpufold::testing

@@ -1,0 +1,71 @@
+#pragma once
+// QemuGuest: a real guest for end-to-end tests. Direct kernel boot of the lab
+// image (tests/lab/build-guest.sh), the vcpufold port org.vcpufold.hint.0 and
+// the lab control port org.vcpufold.lab.ctl on host UNIX sockets, the console
+// in a log file. TCG unless hardware virtualization is real (KVM).
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "child_process.h"
+
+namespace vcpufold::testing {
+
+struct LabImage {
+  std::string kernel;
+  std::string initrd;
+};
+
+// Why end-to-end tests cannot run here (no QEMU, no busybox), or nullopt.
+std::optional<std::string> labUnavailableReason();
+
+// Builds (or refreshes) a lab image named `name` with extra files
+// ("HOST:GUEST" or "HOST" for /lab/<name>) and binaries with their libraries.
+std::optional<LabImage> buildLabImage(const std::string& name, const std::vector<std::string>& files,
+                                      const std::vector<std::string>& binaries, std::string& log);
+
+struct QemuGuestSpec {
+  LabImage image;
+  std::filesystem::path runDirectory;  // sockets and logs go here
+  std::string smp = "4";
+  std::string memory = "256M";
+  std::string kernelArgs;              // appended to the command line, e.g. "lab.run=agent-e2e"
+};
+
+class QemuGuest {
+ public:
+  explicit QemuGuest(QemuGuestSpec spec);
+  ~QemuGuest();
+
+  // "kvm" or "tcg", as chosen for this machine.
+  static std::string accelerator();
+
+  [[nodiscard]] std::string hintSocket() const;
+  [[nodiscard]] std::string consoleLog() const;
+  [[nodiscard]] std::string console() const;  // what the guest printed so far
+
+  struct CommandResult {
+    int status = -1;
+    std::string output;
+  };
+  // Runs a shell command in the guest through the control port. One
+  // connection serves every command: QEMU's chardev takes one client at a
+  // time, and bytes the guest writes while a reconnect is in flight are lost.
+  std::optional<CommandResult> run(const std::string& command, int timeoutMs);
+  // Polls the control port until the guest answers.
+  bool waitReady(int timeoutMs);
+  [[nodiscard]] bool running() { return process_ && process_->running(); }
+
+ private:
+  void dropControl();
+
+  QemuGuestSpec spec_;
+  std::unique_ptr<ChildProcess> process_;
+  int control_ = -1;
+  std::string controlBuffer_;
+};
+
+}  // namespace vcpufold::testing
