@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ cmake ninja-build pkg-config
+  # packaging: CPack's DEB generator uses dpkg-shlibdeps; the package test uses file
+  dpkg-dev file
   # clang for libFuzzer targets; its compiler-rt carries the fuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
   # libraries

@@ -2,7 +2,7 @@
 # The test command: installs what the build needs (Debian 12, as root), then
 # builds and runs every test in three configurations:
 #   release   RelWithDebInfo, gcc             (ctest: all labels, e2e included)
-#   sanitize  ASan + UBSan, gcc               (ctest: all but e2e, which the release build covers)
+#   sanitize  ASan + UBSan, gcc               (ctest: all but e2e and packaging, which the release build covers)
 #   fuzz      libFuzzer + ASan + UBSan, clang (ctest: label fuzz, 60 s per target)
 # Exits non-zero on any build or test failure.
 #
@@ -51,7 +51,7 @@ ctest --test-dir "$build_base/release" --output-on-failure --timeout 900 -L e2e 
 build sanitize -DCMAKE_BUILD_TYPE=Debug -DVCPUFOLD_SANITIZE=ON
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-run_tests sanitize -j "$jobs" -LE e2e
+run_tests sanitize -j "$jobs" -LE "e2e|packaging"
 
 build fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DVCPUFOLD_FUZZ=ON -DVCPUFOLD_BUILD_TESTS=OFF -DVCPUFOLD_FUZZ_SECONDS="$fuzz_seconds"
