@@ -12,7 +12,7 @@ packages=(
   # clang for libFuzzer targets; its compiler-rt carries the fuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
   # libraries
-  nlohmann-json3-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev
+  nlohmann-json3-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev libsystemd-dev
   # tests
   googletest libgtest-dev
   # the QEMU lab for end-to-end tests: guests boot a Debian kernel with a busybox initramfs

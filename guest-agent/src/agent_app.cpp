@@ -12,6 +12,7 @@
 #include "vcpufold/agent/kernel_actuator.h"
 #include "vcpufold/agent/placement.h"
 #include "vcpufold/agent/platform.h"
+#include "vcpufold/agent/systemd_cpuset_actuator.h"
 #include "vcpufold/agent/version.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/protocol/cpulist.h"
@@ -54,7 +55,8 @@ Expected<AgentConfig> loadConfig(const AgentOptions& options) {
 struct ActuatorSelection {
   std::vector<protocol::Actuator> available;  // best first
   std::optional<std::string> cgroupRoot;
-  std::string notes;  // why a better one is not available
+  bool throughSystemd = false;  // cpuset via AllowedCPUs= (systemd is PID 1)
+  std::string notes;            // why a better one is not available
 };
 
 ActuatorSelection probeActuators(const RootedFs& fs) {
@@ -66,6 +68,7 @@ ActuatorSelection probeActuators(const RootedFs& fs) {
   if (auto root = CgroupCpusetActuator::findUsableRoot(fs)) {
     selection.available.push_back(protocol::Actuator::Cpuset);
     selection.cgroupRoot = *root;
+    selection.throughSystemd = SystemdCpusetActuator::systemdIsInit(fs);
   } else {
     selection.notes += "cpuset: " + root.error().message + "; ";
   }
@@ -88,6 +91,12 @@ Expected<std::unique_ptr<Actuator>> makeActuator(const AgentConfig& config, cons
     case protocol::Actuator::Kernel:
       return std::unique_ptr<Actuator>(std::make_unique<KernelActuator>(knobs));
     case protocol::Actuator::Cpuset:
+      if (selection.throughSystemd) {
+        auto units = connectSystemd();
+        if (!units) return Error{"actuator cpuset: systemd is PID 1 but " + units.error().message};
+        return std::unique_ptr<Actuator>(
+            std::make_unique<SystemdCpusetActuator>(knobs.fs(), *selection.cgroupRoot, std::move(*units)));
+      }
       return std::unique_ptr<Actuator>(
           std::make_unique<CgroupCpusetActuator>(knobs, *selection.cgroupRoot, config.moveRootTasks));
     case protocol::Actuator::None:
@@ -109,6 +118,15 @@ Expected<void> restoreEverything(const RootedFs& fs, spdlog::logger& log) {
   if (CgroupCpusetActuator::hasLeftovers(fs)) {
     log.info("undoing the cpuset folding an earlier agent left");
     if (auto done = CgroupCpusetActuator::restoreFromState(fs); !done && !firstError) firstError = done.error();
+  }
+  if (SystemdCpusetActuator::hasLeftovers(fs)) {
+    log.info("resetting the AllowedCPUs= an earlier agent set");
+    auto units = connectSystemd();
+    if (!units) {
+      if (!firstError) firstError = units.error();
+    } else if (auto done = SystemdCpusetActuator::restoreFromState(fs, **units); !done && !firstError) {
+      firstError = done.error();
+    }
   }
   if (firstError) return *firstError;
   return {};
@@ -221,8 +239,11 @@ int runOneshot(const AgentOptions& options) {
               topology->threadsPerCore, topology->numaNodes);
   std::string available;
   for (auto kind : selection.available) available += std::string(available.empty() ? "" : ", ") + protocol::actuatorName(kind);
-  std::printf("actuators      %s; chosen: %s\n", available.c_str(),
-              actuator ? protocol::actuatorName((*actuator)->kind()) : actuator.error().message.c_str());
+  std::printf("actuators      %s; chosen: %s%s\n", available.c_str(),
+              actuator ? protocol::actuatorName((*actuator)->kind()) : actuator.error().message.c_str(),
+              actuator && (*actuator)->kind() == protocol::Actuator::Cpuset
+                  ? (selection.throughSystemd ? " (through systemd AllowedCPUs=)" : " (cgroupfs directly)")
+                  : "");
   if (!selection.notes.empty()) std::printf("               (%s)\n", selection.notes.c_str());
   if (auto preferred = fs.readFile(paths::kCpuPreferred))
     std::printf("kernel mask    %s", preferred->c_str());
