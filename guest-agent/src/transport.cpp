@@ -89,6 +89,8 @@ class VirtioPortTransport final : public Transport {
 
   void service(const std::vector<pollfd>& polled, std::int64_t nowMs, std::vector<TransportEvent>& events) override {
     lastNowMs_ = nowMs;
+    events.insert(events.end(), deferred_.begin(), deferred_.end());
+    deferred_.clear();
     if (fd_ < 0) {
       if (nowMs >= nextAttemptMs_) open(nowMs, events);
       if (fd_ < 0) return;
@@ -105,8 +107,7 @@ class VirtioPortTransport final : public Transport {
   bool send(std::string_view frame) override {
     if (!connected_ || !outbound_.push(frame)) return false;
     if (!outbound_.writeTo(fd_)) {
-      std::vector<TransportEvent> ignored;
-      lose(lastNowMs_, ignored, errno);
+      lose(lastNowMs_, deferred_, errno);  // reported at the next service()
       return false;
     }
     return true;
@@ -198,6 +199,7 @@ class VirtioPortTransport final : public Transport {
   int fd_ = -1;
   bool connected_ = false;
   std::int64_t lastNowMs_ = 0;
+  std::vector<TransportEvent> deferred_;  // found while sending, reported by service()
   std::int64_t nextAttemptMs_ = 0;
   Backoff openBackoff_{250, 10'000, 250};
   std::string lastOpenError_;
@@ -228,6 +230,8 @@ class UnixListenTransport final : public Transport {
   }
 
   void service(const std::vector<pollfd>& polled, std::int64_t nowMs, std::vector<TransportEvent>& events) override {
+    events.insert(events.end(), deferred_.begin(), deferred_.end());
+    deferred_.clear();
     if (listener_ < 0) {
       if (nowMs >= nextAttemptMs_) listen(nowMs, events);
       return;
@@ -244,8 +248,7 @@ class UnixListenTransport final : public Transport {
   bool send(std::string_view frame) override {
     if (client_ < 0 || !outbound_.push(frame)) return false;
     if (!outbound_.writeTo(client_)) {
-      std::vector<TransportEvent> ignored;
-      drop(ignored, "write failed");
+      drop(deferred_, "write failed");  // reported at the next service()
       return false;
     }
     return true;
@@ -310,6 +313,7 @@ class UnixListenTransport final : public Transport {
   int client_ = -1;
   std::int64_t nextAttemptMs_ = 0;
   OutboundQueue outbound_;
+  std::vector<TransportEvent> deferred_;
 };
 
 }  // namespace

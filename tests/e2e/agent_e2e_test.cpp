@@ -128,3 +128,45 @@ TEST_F(AgentInQemu, FindsItsPortByNameAndFoldsCpuBoundTasks) {
   EXPECT_TRUE(waitForBurners([](const auto& cpus) { return cpus.count(2) + cpus.count(3) > 0; }, seen))
       << "burners still folded after the agent stopped: " << seen;
 }
+
+TEST_F(AgentInQemu, SurvivesHostReconnectsAndPortReplug) {
+  ChannelClient host;
+  ASSERT_TRUE(host.connect(guest_->hintSocket(), 10'000));
+  ASSERT_TRUE(host.receiveType<Hello>(kStepMs)) << "no hello";
+
+  // The host side closes: the guest reads EOF and must keep probing, not exit.
+  host.close();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(host.connect(guest_->hintSocket(), 10'000));
+  ASSERT_TRUE(host.receiveType<Hello>(kStepMs)) << "no hello after the host reconnected";
+  ASSERT_TRUE(host.send(hint(1, 2)));
+  auto ack = host.receiveType<Ack>(kStepMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->applied, (CpuSet{0, 1}));
+
+  // Unplug the port from the running guest, then plug a new one with the same name.
+  auto unplugged = guest_->qmp(R"({"execute":"device_del","arguments":{"id":"hintport"}})", 10'000);
+  ASSERT_TRUE(unplugged);
+  EXPECT_NE(unplugged->find("return"), std::string::npos) << *unplugged;
+  auto gone = guest_->run(
+      "i=0; while grep -qx org.vcpufold.hint.0 /sys/class/virtio-ports/*/name 2>/dev/null && [ $i -lt 100 ]; do "
+      "sleep 0.1; i=$((i+1)); done; kill -0 $(cat /tmp/e2e/agent.pid) && echo agent-alive",
+      kStepMs);
+  ASSERT_TRUE(gone);
+  EXPECT_NE(gone->output.find("agent-alive"), std::string::npos) << "the agent died when its port went away";
+  auto plugged = guest_->qmp(
+      R"({"execute":"device_add","arguments":{"driver":"virtserialport","bus":"vser0.0","chardev":"hint",)"
+      R"("name":"org.vcpufold.hint.0","id":"hintport2"}})",
+      10'000);
+  ASSERT_TRUE(plugged);
+  EXPECT_NE(plugged->find("return"), std::string::npos) << *plugged;
+  auto hello = host.receiveType<Hello>(kStepMs);
+  ASSERT_TRUE(hello) << "no hello on the new port";
+  ASSERT_TRUE(host.send(hint(2, 1)));
+  ack = host.receiveType<Ack>(kStepMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->applied, (CpuSet{0}));
+  auto log = guest_->run("cat /tmp/e2e/agent.log", kStepMs);
+  ASSERT_TRUE(log);
+  EXPECT_NE(log->output.find("reopening"), std::string::npos) << log->output;
+}

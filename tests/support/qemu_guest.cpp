@@ -97,9 +97,10 @@ QemuGuest::QemuGuest(QemuGuestSpec spec) : spec_(std::move(spec)) {
       "-serial", "file:" + consoleLog(),
       "-device", "virtio-serial-pci,id=vser0",
       "-chardev", "socket,id=hint,path=" + hintSocket() + ",server=on,wait=off",
-      "-device", "virtserialport,bus=vser0.0,chardev=hint,name=org.vcpufold.hint.0",
+      "-device", "virtserialport,bus=vser0.0,chardev=hint,name=org.vcpufold.hint.0,id=hintport",
       "-chardev", "socket,id=ctl,path=" + dir + "/ctl.sock,server=on,wait=off",
-      "-device", "virtserialport,bus=vser0.0,chardev=ctl,name=org.vcpufold.lab.ctl"};
+      "-device", "virtserialport,bus=vser0.0,chardev=ctl,name=org.vcpufold.lab.ctl",
+      "-qmp", "unix:" + dir + "/qmp.sock,server=on,wait=off"};
   process_ = std::make_unique<ChildProcess>("/usr/bin/qemu-system-x86_64", args, dir + "/qemu.log");
 }
 
@@ -148,6 +149,38 @@ void QemuGuest::dropControl() {
   if (control_ >= 0) ::close(control_);
   control_ = -1;
   controlBuffer_.clear();
+}
+
+std::optional<std::string> QemuGuest::qmp(const std::string& command, int timeoutMs) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
+  const int fd = connectUnix((spec_.runDirectory / "qmp.sock").string());
+  if (fd < 0) return std::nullopt;
+  std::string buffer;
+  // Greeting, then capabilities negotiation, then the command; answers are
+  // the lines with "return" or "error" (others are asynchronous events).
+  auto answer = [&]() -> std::optional<std::string> {
+    for (;;) {
+      const auto newline = buffer.find('\n');
+      if (newline == std::string::npos) {
+        if (!readUntil(fd, buffer, "\n", deadline)) return std::nullopt;
+        continue;
+      }
+      std::string line = buffer.substr(0, newline);
+      buffer.erase(0, newline + 1);
+      if (line.find("\"return\"") != std::string::npos || line.find("\"error\"") != std::string::npos) return line;
+    }
+  };
+  std::optional<std::string> result;
+  if (readUntil(fd, buffer, "QMP", deadline)) {
+    buffer.erase(0, buffer.find('\n') + 1);
+    const std::string capabilities = "{\"execute\":\"qmp_capabilities\"}\n";
+    const std::string line = command + "\n";
+    if (::send(fd, capabilities.data(), capabilities.size(), MSG_NOSIGNAL) > 0 && answer() &&
+        ::send(fd, line.data(), line.size(), MSG_NOSIGNAL) > 0)
+      result = answer();
+  }
+  ::close(fd);
+  return result;
 }
 
 bool QemuGuest::waitReady(int timeoutMs) {

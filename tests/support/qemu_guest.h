@@ -57,6 +57,9 @@ class QemuGuest {
   std::optional<CommandResult> run(const std::string& command, int timeoutMs);
   // Polls the control port until the guest answers.
   bool waitReady(int timeoutMs);
+  // Sends one QMP command (a JSON object) and returns QEMU's answer line
+  // ({"return": ...} or {"error": ...}), skipping events; nullopt on timeout.
+  std::optional<std::string> qmp(const std::string& command, int timeoutMs);
   [[nodiscard]] bool running() { return process_ && process_->running(); }
 
  private:
