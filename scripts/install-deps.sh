@@ -13,6 +13,7 @@ packages=(
   clang libclang-rt-14-dev
   # libraries
   nlohmann-json3-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev libsystemd-dev
+  libxml2-dev libvirt-dev libboost-dev
   # tests
   googletest libgtest-dev
   # the QEMU lab for end-to-end tests: guests boot a Debian kernel with a busybox initramfs

@@ -1,0 +1,75 @@
+#pragma once
+// The allocation law: how many vCPUs each VM should keep busy. A pure
+// function of this tick's inputs and the previous tick's per-VM state.
+//
+//   demand   = max(observed: sum over vCPUs of (run + run-queue wait) per tick,
+//                  the runnable tasks the guest's agent reports), within 0..vCPUs
+//              (folding hides demand from the host; the agent's report does not)
+//   no contention (sum of demand <= capacity): every VM gets all its vCPUs
+//   contention: weighted max-min fair share (water-filling) of capacity; a VM's
+//              hint is its share rounded up to whole guest cores, clamped to
+//              [min-vcpus, min(vCPUs, max-vcpus)]
+//   fold at once; unfold only when a larger hint has been asked for
+//   `unfoldDelayTicks` ticks in a row (no flapping under steady load)
+//   VMs without a working agent, and VMs whose policy is off, fixed or guest,
+//   take part at their demand and keep their own entitlement; only the
+//   cooperative ones are hinted. docs/allocation.md explains why.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vcpufold/hostd/policy.h"
+
+namespace vcpufold::hostd {
+
+struct VmDemand {
+  std::string name;
+  std::uint32_t vcpus = 1;
+  std::uint32_t threadsPerCore = 1;    // the guest's SMT width, from its hello
+  double observedDemand = 0.0;         // CPUs: (run + delay) of all vCPUs per tick
+  std::optional<double> reportedDemand;  // runnable tasks the agent reports
+  double weight = 100.0;               // policy weight, else the VM cgroup's (cpu.weight scale)
+  FoldPolicy policy;
+  bool cooperative = false;            // an agent is connected and acknowledges hints
+};
+
+// What allocation remembers about a VM from one tick to the next.
+struct HintState {
+  std::uint32_t hint = 0;          // the hint in force (0: none yet)
+  std::uint32_t unfoldTarget = 0;  // smallest larger hint asked for during the current wait
+  std::uint32_t unfoldTicks = 0;   // consecutive ticks a larger hint was asked for
+  friend bool operator==(const HintState&, const HintState&) = default;
+};
+
+struct AllocationConfig {
+  std::uint32_t unfoldDelayTicks = 3;  // 0: unfold at once
+};
+
+struct VmAllocation {
+  std::string name;
+  double demand = 0.0;           // as used: within 0..vCPUs
+  double share = 0.0;            // CPUs of the pool this VM is entitled to
+  std::optional<std::uint32_t> hint;  // vCPUs to keep preferred; none: not hinted
+  std::string reason;
+  HintState state;               // for the next tick
+};
+
+struct Allocation {
+  double capacity = 0.0;
+  double totalDemand = 0.0;
+  bool contention = false;
+  std::vector<VmAllocation> vms;  // in input order
+};
+
+Allocation allocate(const AllocationConfig& config, double capacity, const std::vector<VmDemand>& vms,
+                    const std::map<std::string, HintState>& previous);
+
+// Weighted max-min fair shares of capacity over demands (water-filling):
+// share_i = min(demand_i, level * weight_i) with the level that fills
+// capacity, or every demand when they fit. Exposed for tests.
+std::vector<double> waterFill(double capacity, const std::vector<double>& demands, const std::vector<double>& weights);
+
+}  // namespace vcpufold::hostd

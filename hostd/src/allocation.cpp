@@ -1,0 +1,152 @@
+#include "vcpufold/hostd/allocation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+namespace vcpufold::hostd {
+namespace {
+
+constexpr double kEpsilon = 1e-9;
+
+std::string twoDecimals(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
+// The most CPUs a VM can use under its policy, when it follows hints.
+std::uint32_t upperBound(const VmDemand& vm) {
+  std::uint32_t upper = vm.vcpus;
+  if (vm.policy.maxVcpus) upper = std::min(upper, *vm.policy.maxVcpus);
+  if (vm.policy.mode == FoldMode::Fixed && vm.policy.fixedVcpus) upper = std::min(upper, *vm.policy.fixedVcpus);
+  return std::max<std::uint32_t>(upper, 1);
+}
+
+bool followsHints(const VmDemand& vm) { return vm.cooperative && vm.policy.mode != FoldMode::Guest; }
+
+// The share as whole guest cores within the policy's bounds.
+std::uint32_t hintForShare(const VmDemand& vm, double share) {
+  const std::uint32_t upper = upperBound(vm);
+  const std::uint32_t threads = std::max<std::uint32_t>(vm.threadsPerCore, 1);
+  auto cpus = static_cast<std::uint32_t>(std::ceil(std::max(share, 0.0) - kEpsilon));
+  cpus = (cpus + threads - 1) / threads * threads;
+  const std::uint32_t lower = std::min(std::max<std::uint32_t>(vm.policy.minVcpus, 1), upper);
+  return std::clamp(cpus, lower, upper);
+}
+
+}  // namespace
+
+std::vector<double> waterFill(double capacity, const std::vector<double>& demands, const std::vector<double>& weights) {
+  std::vector<double> shares(demands.size(), 0.0);
+  std::vector<std::size_t> order(demands.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto weightOf = [&weights](std::size_t i) { return std::max(weights[i], kEpsilon); };
+  // Lowest demand per unit of weight first: those are satisfied before the level reaches them.
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return demands[a] / weightOf(a) < demands[b] / weightOf(b);
+  });
+  double remaining = std::max(capacity, 0.0);
+  double remainingWeight = 0.0;
+  for (std::size_t i : order) remainingWeight += weightOf(i);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::size_t i = order[k];
+    const double level = remaining / remainingWeight;
+    if (demands[i] <= level * weightOf(i)) {
+      shares[i] = std::max(demands[i], 0.0);
+      remaining -= shares[i];
+      remainingWeight -= weightOf(i);
+      continue;
+    }
+    for (std::size_t rest = k; rest < order.size(); ++rest) shares[order[rest]] = level * weightOf(order[rest]);
+    break;
+  }
+  return shares;
+}
+
+Allocation allocate(const AllocationConfig& config, double capacity, const std::vector<VmDemand>& vms,
+                    const std::map<std::string, HintState>& previous) {
+  Allocation result;
+  result.capacity = std::max(capacity, 0.0);
+  std::vector<double> demands;
+  std::vector<double> weights;
+  for (const VmDemand& vm : vms) {
+    double demand = std::max(vm.observedDemand, vm.reportedDemand.value_or(0.0));
+    // A VM following hints cannot use more than its policy lets it; others, their vCPUs.
+    demand = std::clamp(demand, 0.0, static_cast<double>(followsHints(vm) ? upperBound(vm) : vm.vcpus));
+    demands.push_back(demand);
+    weights.push_back(vm.weight);
+    result.totalDemand += demand;
+  }
+  result.contention = result.totalDemand > result.capacity + kEpsilon;
+  const std::vector<double> shares = result.contention ? waterFill(result.capacity, demands, weights) : demands;
+
+  for (std::size_t i = 0; i < vms.size(); ++i) {
+    const VmDemand& vm = vms[i];
+    VmAllocation out;
+    out.name = vm.name;
+    out.demand = demands[i];
+    out.share = shares[i];
+    const auto found = previous.find(vm.name);
+    const HintState before = found == previous.end() ? HintState{} : found->second;
+    const std::string context = result.contention
+                                    ? "contention: demand " + twoDecimals(result.totalDemand) + " > capacity " +
+                                          twoDecimals(result.capacity) + "; fair share " + twoDecimals(out.share) +
+                                          " (weight " + twoDecimals(vm.weight) + ")"
+                                    : "no contention: demand " + twoDecimals(result.totalDemand) +
+                                          " within capacity " + twoDecimals(result.capacity);
+    if (!vm.cooperative) {
+      out.reason = "no working agent: counted at demand " + twoDecimals(out.demand) + ", not hinted";
+      result.vms.push_back(out);
+      continue;
+    }
+    switch (vm.policy.mode) {
+      case FoldMode::Guest:
+        out.reason = "policy guest: the guest's own fallback decides";
+        result.vms.push_back(out);
+        continue;
+      case FoldMode::Off:
+        out.hint = vm.vcpus;
+        out.state = HintState{vm.vcpus, 0, 0};
+        out.reason = "policy off: all " + std::to_string(vm.vcpus) + " vCPUs";
+        result.vms.push_back(out);
+        continue;
+      case FoldMode::Fixed:
+        out.hint = upperBound(vm);
+        out.state = HintState{*out.hint, 0, 0};
+        out.reason = "policy fixed: " + std::to_string(*out.hint) + " vCPUs";
+        result.vms.push_back(out);
+        continue;
+      case FoldMode::Auto:
+        break;
+    }
+
+    const std::uint32_t target = result.contention ? hintForShare(vm, out.share) : upperBound(vm);
+    const std::string targetText = std::to_string(target) + " vCPUs";
+    if (before.hint == 0 || target <= before.hint) {
+      // Folding (or the first hint) takes effect at once.
+      out.hint = target;
+      out.state = HintState{target, 0, 0};
+      out.reason = context + " -> " + targetText;
+    } else {
+      const std::uint32_t ticks = before.unfoldTicks + 1;
+      const std::uint32_t candidate = before.unfoldTicks == 0 ? target : std::min(before.unfoldTarget, target);
+      if (ticks >= config.unfoldDelayTicks) {
+        out.hint = candidate;
+        out.state = HintState{candidate, 0, 0};
+        out.reason = context + " -> unfold to " + std::to_string(candidate) + " vCPUs (held " +
+                     std::to_string(ticks) + " ticks)";
+      } else {
+        out.hint = before.hint;
+        out.state = HintState{before.hint, candidate, ticks};
+        out.reason = context + " -> " + targetText + ", unfold pending (" + std::to_string(ticks) + " of " +
+                     std::to_string(config.unfoldDelayTicks) + " ticks); holding " + std::to_string(before.hint);
+      }
+    }
+    result.vms.push_back(out);
+  }
+  return result;
+}
+
+}  // namespace vcpufold::hostd

@@ -1,0 +1,243 @@
+#include "vcpufold/hostd/allocation.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace vcpufold::hostd;
+
+namespace {
+
+VmDemand vm(std::string name, std::uint32_t vcpus, double demand, double weight = 100, bool cooperative = true) {
+  VmDemand d;
+  d.name = std::move(name);
+  d.vcpus = vcpus;
+  d.observedDemand = demand;
+  d.weight = weight;
+  d.cooperative = cooperative;
+  return d;
+}
+
+std::map<std::string, HintState> stateOf(const Allocation& allocation) {
+  std::map<std::string, HintState> state;
+  for (const auto& out : allocation.vms) state[out.name] = out.state;
+  return state;
+}
+
+// Runs allocation tick after tick with the same inputs; returns the hints per tick.
+std::vector<std::vector<std::optional<std::uint32_t>>> run(const AllocationConfig& config, double capacity,
+                                                            const std::vector<VmDemand>& vms, int ticks,
+                                                            std::map<std::string, HintState>& state) {
+  std::vector<std::vector<std::optional<std::uint32_t>>> hints;
+  for (int t = 0; t < ticks; ++t) {
+    const auto allocation = allocate(config, capacity, vms, state);
+    state = stateOf(allocation);
+    std::vector<std::optional<std::uint32_t>> row;
+    for (const auto& out : allocation.vms) row.push_back(out.hint);
+    hints.push_back(row);
+  }
+  return hints;
+}
+
+}  // namespace
+
+TEST(WaterFill, FitsEveryoneWhenItCan) {
+  EXPECT_EQ(waterFill(10, {1, 2, 3}, {1, 1, 1}), (std::vector<double>{1, 2, 3}));
+}
+
+TEST(WaterFill, EqualWeightsSplitEvenlyAndLeftoversGoToTheHungry) {
+  const auto shares = waterFill(2, {4, 4, 4}, {1, 1, 1});
+  for (double share : shares) EXPECT_NEAR(share, 2.0 / 3.0, 1e-9);
+  const auto uneven = waterFill(3, {0.5, 4, 4}, {1, 1, 1});
+  EXPECT_NEAR(uneven[0], 0.5, 1e-9);
+  EXPECT_NEAR(uneven[1], 1.25, 1e-9);
+  EXPECT_NEAR(uneven[2], 1.25, 1e-9);
+}
+
+TEST(WaterFill, WeightsScaleShares) {
+  const auto shares = waterFill(3, {4, 4}, {200, 100});
+  EXPECT_NEAR(shares[0], 2.0, 1e-9);
+  EXPECT_NEAR(shares[1], 1.0, 1e-9);
+}
+
+TEST(Allocation, NoContentionMeansAllVcpus) {
+  const auto allocation = allocate({}, 8, {vm("a", 4, 2.0), vm("b", 4, 3.0)}, {});
+  EXPECT_FALSE(allocation.contention);
+  EXPECT_EQ(allocation.vms[0].hint, 4u);
+  EXPECT_EQ(allocation.vms[1].hint, 4u);
+  EXPECT_NE(allocation.vms[0].reason.find("no contention"), std::string::npos);
+}
+
+TEST(Allocation, ThreeBusyVmsOnTwoCpus) {
+  const auto allocation = allocate({}, 2, {vm("a", 4, 4), vm("b", 4, 4), vm("c", 4, 4)}, {});
+  EXPECT_TRUE(allocation.contention);
+  for (const auto& out : allocation.vms) {
+    EXPECT_NEAR(out.share, 2.0 / 3.0, 1e-9);
+    EXPECT_EQ(out.hint, 1u) << out.reason;
+    EXPECT_NE(out.reason.find("fair share 0.67"), std::string::npos) << out.reason;
+  }
+}
+
+TEST(Allocation, ReportedDemandBeatsWhatFoldingHides) {
+  VmDemand folded = vm("folded", 4, 1.0);  // runs on its one preferred vCPU...
+  folded.reportedDemand = 4.0;            // ...but has four runnable tasks
+  const auto allocation = allocate({}, 6, {folded, vm("other", 4, 1.0)}, {});
+  EXPECT_NEAR(allocation.vms[0].demand, 4.0, 1e-9);
+  EXPECT_EQ(allocation.vms[0].hint, 4u) << "5 within 6: no contention, it may grow again";
+}
+
+TEST(Allocation, WholeGuestCoresAndPolicyBounds) {
+  VmDemand smt = vm("smt", 8, 8);
+  smt.threadsPerCore = 2;
+  VmDemand bounded = vm("bounded", 8, 8);
+  bounded.policy.minVcpus = 3;
+  bounded.policy.maxVcpus = 6;
+  const auto allocation = allocate({}, 4, {smt, bounded, vm("x", 8, 8), vm("y", 8, 8)}, {});
+  EXPECT_EQ(allocation.vms[0].hint, 2u) << "share 1 rounds up to one whole SMT2 core";
+  EXPECT_EQ(allocation.vms[1].hint, 3u) << "min-vcpus";
+  const auto relaxed = allocate({}, 100, {smt, bounded}, {});
+  EXPECT_EQ(relaxed.vms[1].hint, 6u) << "max-vcpus caps even without contention";
+}
+
+TEST(Allocation, PoliciesOffFixedGuestAndNoAgent) {
+  VmDemand off = vm("off", 4, 4);
+  off.policy.mode = FoldMode::Off;
+  VmDemand fixed = vm("fixed", 4, 4);
+  fixed.policy.mode = FoldMode::Fixed;
+  fixed.policy.fixedVcpus = 2;
+  VmDemand guest = vm("guest", 4, 4);
+  guest.policy.mode = FoldMode::Guest;
+  const VmDemand noAgent = vm("noagent", 4, 4, 100, false);
+  const auto allocation = allocate({}, 2, {off, fixed, guest, noAgent}, {});
+  EXPECT_EQ(allocation.vms[0].hint, 4u);
+  EXPECT_EQ(allocation.vms[1].hint, 2u);
+  EXPECT_FALSE(allocation.vms[2].hint);
+  EXPECT_FALSE(allocation.vms[3].hint);
+  EXPECT_NE(allocation.vms[3].reason.find("no working agent"), std::string::npos);
+  EXPECT_NEAR(allocation.vms[1].demand, 2.0, 1e-9) << "a fixed VM cannot use more than its fixed size";
+}
+
+TEST(Allocation, FoldAtOnceUnfoldAfterTheDelay) {
+  const AllocationConfig config{3};
+  std::map<std::string, HintState> state;
+  auto hints = run(config, 2, {vm("a", 4, 4), vm("b", 4, 4)}, 1, state);
+  EXPECT_EQ(hints[0][0], 1u);
+  // b goes idle: a's fair share grows to 2 (capacity 2, b demands nothing).
+  hints = run(config, 2, {vm("a", 4, 4), vm("b", 4, 0)}, 4, state);
+  EXPECT_EQ(hints[0][0], 1u);
+  EXPECT_EQ(hints[1][0], 1u);
+  EXPECT_EQ(hints[2][0], 2u) << "unfolds on the third tick of the larger share";
+  EXPECT_EQ(hints[3][0], 2u);
+  // b wakes: a folds back at once.
+  hints = run(config, 2, {vm("a", 4, 4), vm("b", 4, 4)}, 1, state);
+  EXPECT_EQ(hints[0][0], 1u);
+}
+
+TEST(Allocation, FlickeringDemandDoesNotFlap) {
+  const AllocationConfig config{3};
+  std::map<std::string, HintState> state;
+  run(config, 2, {vm("a", 4, 4), vm("b", 4, 4)}, 1, state);
+  // b alternates busy and idle every tick: a must never unfold.
+  for (int t = 0; t < 20; ++t) {
+    const auto hints = run(config, 2, {vm("a", 4, 4), vm("b", 4, t % 2 ? 4.0 : 0.0)}, 1, state);
+    EXPECT_EQ(hints[0][0], 1u) << "tick " << t;
+  }
+}
+
+TEST(Allocation, RandomisedProperties) {
+  std::mt19937_64 random(2026);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const AllocationConfig config{3};
+  int contended = 0;
+  for (int round = 0; round < 5000; ++round) {
+    const int count = 1 + static_cast<int>(random() % 8);
+    const double capacity = 0.5 + unit(random) * 16;
+    std::vector<VmDemand> vms;
+    for (int i = 0; i < count; ++i) {
+      VmDemand d = vm("vm" + std::to_string(i), 1 + static_cast<std::uint32_t>(random() % 16), 0,
+                      1 + static_cast<double>(random() % 400), random() % 5 != 0);
+      d.observedDemand = unit(random) * d.vcpus;
+      if (random() % 2) d.reportedDemand = unit(random) * d.vcpus * 1.5;
+      d.threadsPerCore = random() % 4 == 0 ? 2 : 1;
+      if (d.threadsPerCore == 2 && d.vcpus % 2) ++d.vcpus;
+      if (random() % 4 == 0) d.policy.minVcpus = 1 + static_cast<std::uint32_t>(random() % d.vcpus);
+      if (random() % 4 == 0) d.policy.maxVcpus = d.policy.minVcpus + static_cast<std::uint32_t>(random() % 4);
+      vms.push_back(d);
+    }
+    const auto allocation = allocate(config, capacity, vms, {});
+    contended += allocation.contention;
+    double totalShare = 0;
+    for (std::size_t i = 0; i < vms.size(); ++i) {
+      const auto& out = allocation.vms[i];
+      const auto& in = vms[i];
+      totalShare += out.share;
+      EXPECT_LE(out.share, out.demand + 1e-9) << "nobody gets more than it wants";
+      // Never hinted without an agent; always within min-vcpus..vCPUs (and max-vcpus).
+      if (!in.cooperative) {
+        EXPECT_FALSE(out.hint);
+        continue;
+      }
+      ASSERT_TRUE(out.hint);
+      const std::uint32_t upper = std::min(in.vcpus, in.policy.maxVcpus.value_or(in.vcpus));
+      EXPECT_LE(*out.hint, upper);
+      EXPECT_GE(*out.hint, std::min(in.policy.minVcpus, upper));
+      EXPECT_GE(*out.hint, 1u);
+      if (allocation.contention && *out.hint > std::min(in.policy.minVcpus, upper)) {
+        // Rounding only: less than one guest core above the share.
+        EXPECT_LT(*out.hint, out.share + in.threadsPerCore + 1e-9) << out.reason;
+      }
+    }
+    // Shares never exceed the capacity (under contention they fill it exactly).
+    EXPECT_LE(totalShare, std::max(capacity, allocation.totalDemand) + 1e-6);
+    if (allocation.contention) {
+      EXPECT_NEAR(totalShare, capacity, 1e-6);
+    }
+    // Weighted max-min fairness: a VM held below its demand has the highest
+    // share per weight of all; nobody above it per unit of weight.
+    if (allocation.contention) {
+      for (std::size_t i = 0; i < vms.size(); ++i) {
+        if (allocation.vms[i].share >= allocation.vms[i].demand - 1e-9) continue;
+        const double level = allocation.vms[i].share / vms[i].weight;
+        for (std::size_t j = 0; j < vms.size(); ++j)
+          EXPECT_LE(allocation.vms[j].share / vms[j].weight, level + 1e-9);
+      }
+    }
+  }
+  EXPECT_GT(contended, 1000) << "the generator must exercise contention";
+}
+
+TEST(Allocation, RandomisedConvergenceAndStepResponse) {
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int round = 0; round < 500; ++round) {
+    const AllocationConfig config{static_cast<std::uint32_t>(random() % 5)};
+    std::vector<VmDemand> vms;
+    const int count = 2 + static_cast<int>(random() % 5);
+    for (int i = 0; i < count; ++i) vms.push_back(vm("vm" + std::to_string(i), 2 + static_cast<std::uint32_t>(random() % 8), 0));
+    for (auto& d : vms) d.observedDemand = unit(random) * d.vcpus;
+    const double capacity = 1 + unit(random) * 8;
+    std::map<std::string, HintState> state;
+    const auto settle = run(config, capacity, vms, static_cast<int>(config.unfoldDelayTicks) + 2, state);
+    // Steady inputs: after convergence the hints stop changing.
+    const auto steady = run(config, capacity, vms, 10, state);
+    for (const auto& row : steady) EXPECT_EQ(row, steady.front());
+    EXPECT_EQ(steady.front(), settle.back());
+
+    // Step change: new demands. Folds land on the next tick; unfolds within the delay.
+    for (auto& d : vms) d.observedDemand = unit(random) * d.vcpus;
+    std::map<std::string, HintState> fresh;
+    const auto target = run(AllocationConfig{0}, capacity, vms, 1, fresh).front();
+    const auto after = run(config, capacity, vms, static_cast<int>(config.unfoldDelayTicks) + 1, state);
+    for (std::size_t i = 0; i < vms.size(); ++i) {
+      const auto before = steady.back()[i];
+      if (*target[i] <= *before) {
+        EXPECT_EQ(after[0][i], target[i]) << "fold within one tick";
+      } else {
+        const std::size_t by = std::max<std::size_t>(config.unfoldDelayTicks, 1) - 1;
+        EXPECT_EQ(after[by][i], target[i]) << "unfold within the delay of " << config.unfoldDelayTicks;
+        for (std::size_t t = 0; t < by; ++t) EXPECT_EQ(after[t][i], before) << "no early unfold";
+      }
+    }
+  }
+}
