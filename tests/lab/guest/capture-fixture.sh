@@ -14,7 +14,8 @@ for path in /sys/devices/system/cpu/possible /sys/devices/system/cpu/present /sy
   /sys/devices/system/node/node*/cpulist /proc/stat /proc/cmdline /proc/cpuinfo /proc/self/mountinfo /sys/class/virtio-ports/*/name \
   /sys/fs/cgroup/cgroup.controllers /sys/fs/cgroup/cgroup.subtree_control /sys/fs/cgroup/cpuset.cpus.effective \
   /sys/fs/cgroup/system.slice/cpuset.cpus /sys/fs/cgroup/system.slice/cpuset.cpus.effective \
-  /sys/fs/cgroup/system.slice/cgroup.procs; do
+  /sys/fs/cgroup/system.slice/cgroup.procs /sys/fs/cgroup/machine.slice/cpuset.cpus \
+  /sys/fs/cgroup/machine.slice/cpuset.cpus.effective /sys/fs/cgroup/machine.slice/cpu.weight; do
   [ -e "$path" ] || continue
   mkdir -p "$dir$(dirname "$path")"
   cat "$path" >"$dir$path" 2>/dev/null

@@ -1,0 +1,46 @@
+#pragma once
+// The pCPUs VMs may run on, and what of them is left for VMs.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "vcpufold/common/expected.h"
+#include "vcpufold/common/rooted_fs.h"
+#include "vcpufold/protocol/cpu_set.h"
+
+namespace vcpufold::hostd {
+
+struct VmCpuPool {
+  protocol::CpuSet cpus;
+  std::string source;  // the file it came from, for --oneshot and logs
+};
+
+// The effective cpuset of libvirt's machine cgroup: cgroup v2
+// machine.slice/cpuset.cpus.effective, or v1 cpuset/machine.slice or
+// cpuset/machine (without systemd) cpuset.effective_cpus; else the online CPUs.
+Expected<VmCpuPool> readVmCpuPool(const RootedFs& fs);
+
+// Busy and total ticks per CPU from /proc/stat (busy: all but idle and iowait).
+struct CpuTicks {
+  std::uint64_t busy = 0;
+  std::uint64_t total = 0;
+};
+Expected<std::map<unsigned, CpuTicks>> parsePerCpuTicks(std::string_view procStat);
+
+// CPUs' worth of busy time on `pool` between two readings.
+double busyCpus(const std::map<unsigned, CpuTicks>& previous, const std::map<unsigned, CpuTicks>& current,
+                const protocol::CpuSet& pool);
+
+struct CapacityInputs {
+  double poolCpus = 0;     // size of the VM pool
+  double reserveCpus = 0;  // configured host reserve
+  double hostBusyCpus = 0; // busy time on the pool this tick
+  double vmRunCpus = 0;    // run time of all vCPUs this tick
+};
+// pool - reserve - (host busy - VM run), never below zero. Guest time is part
+// of the host's busy time, so what is left after VMs is the non-VM load.
+double vmCapacity(const CapacityInputs& inputs);
+
+}  // namespace vcpufold::hostd
