@@ -1,0 +1,56 @@
+#include "vcpufold/hostd/domain_xml.h"
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include <cstring>
+#include <memory>
+
+namespace vcpufold::hostd {
+namespace {
+
+struct DocumentDeleter {
+  void operator()(xmlDoc* document) const { xmlFreeDoc(document); }
+};
+
+bool named(const xmlNode* node, const char* name) {
+  return node->type == XML_ELEMENT_NODE && std::strcmp(reinterpret_cast<const char*>(node->name), name) == 0;
+}
+
+std::string attribute(const xmlNode* node, const char* name) {
+  xmlChar* value = xmlGetProp(node, reinterpret_cast<const xmlChar*>(name));
+  std::string text = value ? reinterpret_cast<const char*>(value) : "";
+  xmlFree(value);
+  return text;
+}
+
+const xmlNode* child(const xmlNode* node, const char* name) {
+  for (const xmlNode* c = node->children; c; c = c->next)
+    if (named(c, name)) return c;
+  return nullptr;
+}
+
+}  // namespace
+
+Expected<std::optional<DomainChannel>> findHintChannel(std::string_view domainXml) {
+  std::unique_ptr<xmlDoc, DocumentDeleter> document(
+      xmlReadMemory(domainXml.data(), static_cast<int>(domainXml.size()), "domain.xml", nullptr,
+                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING));
+  if (!document) return Error{"domain XML is not well-formed"};
+  const xmlNode* domain = xmlDocGetRootElement(document.get());
+  if (!domain || !named(domain, "domain")) return Error{"not a <domain> document"};
+  const xmlNode* devices = child(domain, "devices");
+  if (!devices) return std::optional<DomainChannel>{};
+  for (const xmlNode* channel = devices->children; channel; channel = channel->next) {
+    if (!named(channel, "channel") || attribute(channel, "type") != "unix") continue;
+    const xmlNode* target = child(channel, "target");
+    if (!target || attribute(target, "type") != "virtio" || attribute(target, "name") != kHintPortName) continue;
+    const xmlNode* source = child(channel, "source");
+    const std::string path = source ? attribute(source, "path") : "";
+    if (path.empty()) return Error{"channel org.vcpufold.hint.0 has no socket path (is the domain running?)"};
+    return std::optional<DomainChannel>{DomainChannel{path, attribute(target, "state")}};
+  }
+  return std::optional<DomainChannel>{};
+}
+
+}  // namespace vcpufold::hostd

@@ -1,0 +1,253 @@
+#include "vcpufold/hostd/libvirt_inventory.h"
+
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <time.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace vcpufold::hostd {
+namespace {
+
+constexpr int kFullRefreshEvery = 30;  // refresh() calls between full re-reads (safety net for lost events)
+
+std::int64_t monotonicNs() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+// libvirt prints every error on stderr unless a handler takes it; errors are
+// read from virGetLastError where they happen instead.
+void quietErrors(void*, virErrorPtr) {}
+
+Error libvirtError(const std::string& what) {
+  const char* message = virGetLastErrorMessage();
+  return Error{what + ": " + (message ? message : "unknown libvirt error")};
+}
+
+struct DomainDeleter {
+  void operator()(virDomainPtr domain) const { virDomainFree(domain); }
+};
+using DomainHandle = std::unique_ptr<virDomain, DomainDeleter>;
+
+}  // namespace
+
+struct LibvirtInventory::State {
+  virConnectPtr connection = nullptr;
+  std::atomic<bool> closed{false};
+  std::vector<int> callbacks;
+  std::int64_t nextAttemptNs = 0;
+  std::int64_t backoffNs = 500'000'000;
+  int refreshes = 0;
+  std::map<std::string, LibvirtDomain> known;  // by name
+  std::mutex dirtyMutex;                        // guards the two below (event thread)
+  bool dirtyAll = true;
+  std::set<std::string> dirtyDomains;
+};
+
+namespace {
+
+// Runs in the event thread when the connection drops; refresh() reconnects.
+void onClose(virConnectPtr, int, void* opaque) { static_cast<std::atomic<bool>*>(opaque)->store(true); }
+
+}  // namespace
+
+LibvirtInventory::LibvirtInventory(std::string uri) : uri_(std::move(uri)), state_(std::make_unique<State>()) {
+  virSetErrorFunc(nullptr, quietErrors);
+}
+
+LibvirtInventory::~LibvirtInventory() { disconnect(); }
+
+bool LibvirtInventory::connected() const { return state_->connection && !state_->closed.load(); }
+
+bool LibvirtInventory::watchingEvents() const { return connected() && state_->callbacks.size() == 2; }
+
+void LibvirtInventory::startEventLoop() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    virSetErrorFunc(nullptr, quietErrors);
+    virEventRegisterDefaultImpl();
+    // The loop lives as long as the process, like libvirt's own event thread in virsh.
+    std::thread([] {
+      for (;;) virEventRunDefaultImpl();
+    }).detach();
+  });
+}
+
+void LibvirtInventory::disconnect() {
+  if (!state_->connection) return;
+  for (int id : state_->callbacks) virConnectDomainEventDeregisterAny(state_->connection, id);
+  state_->callbacks.clear();
+  virConnectUnregisterCloseCallback(state_->connection, onClose);
+  virConnectClose(state_->connection);
+  state_->connection = nullptr;
+}
+
+Expected<void> LibvirtInventory::ensureConnected() {
+  if (state_->connection && state_->closed.load()) disconnect();  // libvirtd restarted or went away
+  if (state_->connection) return {};
+  const std::int64_t now = monotonicNs();
+  if (now < state_->nextAttemptNs) return Error{"libvirt " + uri_ + ": not connected (retrying)"};
+  state_->connection = virConnectOpen(uri_.c_str());
+  if (!state_->connection) {
+    state_->nextAttemptNs = now + state_->backoffNs;
+    state_->backoffNs = std::min<std::int64_t>(state_->backoffNs * 2, 30'000'000'000);
+    return libvirtError("cannot connect to " + uri_);
+  }
+  state_->backoffNs = 500'000'000;
+  state_->closed.store(false);
+  virConnectRegisterCloseCallback(state_->connection, onClose, &state_->closed, nullptr);
+  auto* shared = state_.get();
+  auto lifecycle = [](virConnectPtr, virDomainPtr, int, int, void* opaque) -> int {
+    auto* s = static_cast<State*>(opaque);
+    std::lock_guard lock(s->dirtyMutex);
+    s->dirtyAll = true;
+    return 0;
+  };
+  auto metadata = [](virConnectPtr, virDomainPtr domain, int, const char*, void* opaque) {
+    auto* s = static_cast<State*>(opaque);
+    std::lock_guard lock(s->dirtyMutex);
+    s->dirtyDomains.insert(virDomainGetName(domain));
+  };
+  using LifecycleCallback = int (*)(virConnectPtr, virDomainPtr, int, int, void*);
+  using MetadataCallback = void (*)(virConnectPtr, virDomainPtr, int, const char*, void*);
+  const int lifecycleId = virConnectDomainEventRegisterAny(
+      state_->connection, nullptr, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+      VIR_DOMAIN_EVENT_CALLBACK(static_cast<LifecycleCallback>(lifecycle)), shared, nullptr);
+  const int metadataId = virConnectDomainEventRegisterAny(
+      state_->connection, nullptr, VIR_DOMAIN_EVENT_ID_METADATA_CHANGE,
+      VIR_DOMAIN_EVENT_CALLBACK(static_cast<MetadataCallback>(metadata)), shared, nullptr);
+  // Without an event loop registration fails; refresh() then re-reads on every call.
+  for (int id : {lifecycleId, metadataId})
+    if (id >= 0) state_->callbacks.push_back(id);
+  std::lock_guard lock(state_->dirtyMutex);
+  state_->dirtyAll = true;
+  return {};
+}
+
+namespace {
+
+LibvirtDomain readDomain(virDomainPtr domain, const LibvirtDomain* previous) {
+  LibvirtDomain out;
+  out.name = virDomainGetName(domain);
+  char uuid[VIR_UUID_STRING_BUFLEN] = {};
+  if (virDomainGetUUIDString(domain, uuid) == 0) out.uuid = uuid;
+  virDomainInfo info{};
+  if (virDomainGetInfo(domain, &info) == 0) out.vcpus = info.nrVirtCpu;
+
+  if (char* xml = virDomainGetXMLDesc(domain, 0)) {
+    auto channel = findHintChannel(xml);
+    if (!channel)
+      out.channelError = channel.error().message;
+    else
+      out.channel = *channel;
+    free(xml);
+  } else {
+    out.channelError = libvirtError("cannot read the live XML").message;
+  }
+
+  out.policy = previous ? previous->policy : FoldPolicy{};
+  char* metadata = virDomainGetMetadata(domain, VIR_DOMAIN_METADATA_ELEMENT, kPolicyNamespace, VIR_DOMAIN_AFFECT_LIVE);
+  if (metadata) {
+    auto policy = parsePolicyXml(metadata);
+    if (policy)
+      out.policy = *policy;
+    else
+      out.policyError = policy.error().message;  // the last valid policy stays
+    free(metadata);
+  } else if (virGetLastErrorCode() == VIR_ERR_NO_DOMAIN_METADATA) {
+    out.policy = FoldPolicy{};
+  }
+
+  // cpu_shares: cpu.weight on cgroup v2 hosts, cpu.shares on v1 (hostd normalises).
+  std::vector<virTypedParameter> params(8);
+  int count = static_cast<int>(params.size());
+  if (virDomainGetSchedulerParametersFlags(domain, params.data(), &count, VIR_DOMAIN_AFFECT_LIVE) == 0) {
+    unsigned long long shares = 0;
+    if (virTypedParamsGetULLong(params.data(), count, "cpu_shares", &shares) == 1)
+      out.weight = static_cast<double>(shares);
+    virTypedParamsClear(params.data(), count);
+  }
+  return out;
+}
+
+}  // namespace
+
+Expected<std::vector<LibvirtDomain>> LibvirtInventory::refresh() {
+  if (auto connected = ensureConnected(); !connected) return connected.error();
+  bool all = false;
+  std::set<std::string> dirty;
+  {
+    std::lock_guard lock(state_->dirtyMutex);
+    all = state_->dirtyAll || state_->callbacks.size() < 2 || ++state_->refreshes % kFullRefreshEvery == 0;
+    state_->dirtyAll = false;
+    dirty.swap(state_->dirtyDomains);
+  }
+  if (all) {
+    virDomainPtr* domains = nullptr;
+    const int count = virConnectListAllDomains(state_->connection, &domains, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+    if (count < 0) return libvirtError("cannot list domains on " + uri_);
+    std::map<std::string, LibvirtDomain> fresh;
+    for (int i = 0; i < count; ++i) {
+      DomainHandle domain(domains[i]);
+      const std::string name = virDomainGetName(domain.get());
+      const auto previous = state_->known.find(name);
+      fresh[name] = readDomain(domain.get(), previous == state_->known.end() ? nullptr : &previous->second);
+    }
+    free(domains);
+    state_->known = std::move(fresh);
+  } else {
+    for (const auto& name : dirty) {
+      DomainHandle domain(virDomainLookupByName(state_->connection, name.c_str()));
+      if (!domain) {
+        state_->known.erase(name);
+        continue;
+      }
+      const auto previous = state_->known.find(name);
+      state_->known[name] = readDomain(domain.get(), previous == state_->known.end() ? nullptr : &previous->second);
+    }
+  }
+  std::vector<LibvirtDomain> result;
+  for (const auto& [name, domain] : state_->known) result.push_back(domain);
+  return result;
+}
+
+Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
+  if (auto connected = ensureConnected(); !connected) return connected.error();
+  virDomainStatsRecordPtr* records = nullptr;
+  const int count = virConnectGetAllDomainStats(state_->connection, VIR_DOMAIN_STATS_VCPU, &records,
+                                                VIR_CONNECT_GET_ALL_DOMAINS_STATS_ACTIVE);
+  if (count < 0) return libvirtError("cannot read vCPU statistics on " + uri_);
+  const std::int64_t now = monotonicNs();
+  std::map<std::string, VmSample> samples;
+  for (int i = 0; i < count; ++i) {
+    std::vector<std::pair<std::string, std::uint64_t>> params;
+    for (int p = 0; p < records[i]->nparams; ++p) {
+      const virTypedParameter& param = records[i]->params[p];
+      if (param.type == VIR_TYPED_PARAM_ULLONG)
+        params.emplace_back(param.field, param.value.ul);
+      else if (param.type == VIR_TYPED_PARAM_UINT)
+        params.emplace_back(param.field, param.value.ui);
+    }
+    auto counters = vcpuCountersFromStats(params);
+    if (counters) samples[virDomainGetName(records[i]->dom)] = VmSample{std::move(*counters), now};
+  }
+  virDomainStatsRecordListFree(records);
+  return samples;
+}
+
+Expected<void> LibvirtInventory::setPolicyXml(const std::string& domain, const std::string& xml) {
+  if (auto connected = ensureConnected(); !connected) return connected.error();
+  DomainHandle handle(virDomainLookupByName(state_->connection, domain.c_str()));
+  if (!handle) return libvirtError("no domain " + domain);
+  if (virDomainSetMetadata(handle.get(), VIR_DOMAIN_METADATA_ELEMENT, xml.c_str(), kPolicyKey, kPolicyNamespace,
+                           VIR_DOMAIN_AFFECT_LIVE) != 0)
+    return libvirtError("cannot set metadata on " + domain);
+  return {};
+}
+
+}  // namespace vcpufold::hostd

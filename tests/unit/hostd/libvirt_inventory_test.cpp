@@ -1,0 +1,124 @@
+// LibvirtInventory against libvirt's own test driver: the real libvirt API,
+// a node file holding domains with channels and policy metadata.
+
+#include "vcpufold/hostd/libvirt_inventory.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "fixture_tree.h"
+
+using namespace vcpufold::hostd;
+using vcpufold::testing::fixturesDirectory;
+
+namespace {
+
+std::string testUri() { return "test://" + (fixturesDirectory() / "libvirt-test-driver/node.xml").string(); }
+
+std::map<std::string, LibvirtDomain> byName(const std::vector<LibvirtDomain>& domains) {
+  std::map<std::string, LibvirtDomain> map;
+  for (const auto& domain : domains) map[domain.name] = domain;
+  return map;
+}
+
+std::string readFixture(const std::string& path) {
+  std::ifstream in(fixturesDirectory() / path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Refreshes until the condition holds (events arrive on libvirt's event thread).
+std::map<std::string, LibvirtDomain> refreshUntil(LibvirtInventory& inventory,
+                                                  const std::function<bool(const std::map<std::string, LibvirtDomain>&)>& done) {
+  std::map<std::string, LibvirtDomain> domains;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    auto refreshed = inventory.refresh();
+    EXPECT_TRUE(refreshed) << refreshed.error().message;
+    if (!refreshed) break;
+    domains = byName(*refreshed);
+    if (done(domains)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return domains;
+}
+
+}  // namespace
+
+TEST(DomainXml, ChannelFromCapturedLiveXml) {
+  auto explicitPath = findHintChannel(readFixture("libvirt-tcg-host/fixture-a.live.xml"));
+  ASSERT_TRUE(explicitPath) << explicitPath.error().message;
+  ASSERT_TRUE(*explicitPath);
+  EXPECT_EQ((*explicitPath)->socketPath, "/var/tmp/vcpufold-lab/libvirt/fixture-a.hint.sock");
+  EXPECT_EQ((*explicitPath)->state, "disconnected");
+  auto generated = findHintChannel(readFixture("libvirt-tcg-host/fixture-b.live.xml"));
+  ASSERT_TRUE(generated && *generated);
+  EXPECT_EQ((*generated)->socketPath, "/var/lib/libvirt/qemu/channel/target/domain-4-fixture-b/org.vcpufold.hint.0");
+  EXPECT_FALSE(*findHintChannel("<domain><devices/></domain>"));
+  EXPECT_FALSE(findHintChannel("<domain>"));
+  EXPECT_FALSE(findHintChannel(
+      "<domain><devices><channel type='unix'><source mode='bind'/><target type='virtio' name='org.vcpufold.hint.0'/>"
+      "</channel></devices></domain>"))
+      << "no path: an inactive definition";
+}
+
+TEST(LibvirtInventory, DomainsChannelsPoliciesFromTheTestDriver) {
+  LibvirtInventory::startEventLoop();
+  LibvirtInventory inventory(testUri());
+  auto refreshed = inventory.refresh();
+  ASSERT_TRUE(refreshed) << refreshed.error().message;
+  auto domains = byName(*refreshed);
+  ASSERT_EQ(domains.size(), 3u);
+  const auto& good = domains["explicit-path"];
+  EXPECT_EQ(good.vcpus, 4u);
+  ASSERT_TRUE(good.channel);
+  EXPECT_EQ(good.channel->socketPath, "/run/vcpufold-test/explicit-path.sock") << "not the guest agent's channel";
+  EXPECT_EQ(good.policy.mode, FoldMode::Auto);
+  EXPECT_EQ(good.policy.minVcpus, 2u);
+  EXPECT_EQ(good.policy.weight, 300u);
+  EXPECT_FALSE(good.policyError);
+  EXPECT_FALSE(good.uuid.empty());
+
+  EXPECT_FALSE(domains["no-channel"].channel);
+  EXPECT_EQ(domains["no-channel"].policy, FoldPolicy{}) << "no metadata: the default policy";
+
+  const auto& bad = domains["bad-policy"];
+  ASSERT_TRUE(bad.policyError);
+  EXPECT_NE(bad.policyError->find("mode=\"sometimes\""), std::string::npos) << *bad.policyError;
+  EXPECT_EQ(bad.policy, FoldPolicy{}) << "nothing valid yet: the default";
+}
+
+TEST(LibvirtInventory, MetadataChangesArriveAndMalformedOnesKeepTheLastValid) {
+  LibvirtInventory::startEventLoop();
+  LibvirtInventory inventory(testUri());
+  ASSERT_TRUE(inventory.refresh());
+  ASSERT_TRUE(inventory.watchingEvents()) << "metadata changes must arrive as events, not by polling";
+  ASSERT_TRUE(inventory.setPolicyXml("explicit-path", R"(<policy mode="fixed" vcpus="3"/>)"));
+  auto domains = refreshUntil(inventory, [](const auto& d) { return d.at("explicit-path").policy.mode == FoldMode::Fixed; });
+  EXPECT_EQ(domains["explicit-path"].policy.mode, FoldMode::Fixed);
+  EXPECT_EQ(domains["explicit-path"].policy.fixedVcpus, 3u);
+
+  ASSERT_TRUE(inventory.setPolicyXml("explicit-path", R"(<policy mode="fixed"/>)"));
+  domains = refreshUntil(inventory, [](const auto& d) { return d.at("explicit-path").policyError.has_value(); });
+  ASSERT_TRUE(domains["explicit-path"].policyError);
+  EXPECT_NE(domains["explicit-path"].policyError->find("needs vcpus"), std::string::npos);
+  EXPECT_EQ(domains["explicit-path"].policy.fixedVcpus, 3u) << "the last valid policy stays";
+
+  ASSERT_TRUE(inventory.setPolicyXml("bad-policy", R"(<policy mode="off"/>)"));
+  domains = refreshUntil(inventory, [](const auto& d) { return !d.at("bad-policy").policyError; });
+  EXPECT_EQ(domains["bad-policy"].policy.mode, FoldMode::Off);
+}
+
+TEST(LibvirtInventory, UnreachableLibvirtIsAnErrorNotACrash) {
+  LibvirtInventory inventory("qemu+unix:///system?socket=/nonexistent/libvirt-sock");
+  auto refreshed = inventory.refresh();
+  ASSERT_FALSE(refreshed);
+  EXPECT_NE(refreshed.error().message.find("cannot connect"), std::string::npos) << refreshed.error().message;
+  auto again = inventory.refresh();
+  ASSERT_FALSE(again);
+  EXPECT_NE(again.error().message.find("retrying"), std::string::npos) << "backs off instead of hammering";
+}
