@@ -1,0 +1,301 @@
+// hostd's channel sessions on real UNIX sockets, against peers that behave and
+// peers that do not. The tick runs on the same io_context as every session, as
+// in the daemon; its lateness (jitter) is measured while hostile peers attack.
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "vcpufold/hostd/channel_session.h"
+#include "vcpufold/protocol/codec.h"
+#include "vcpufold/protocol/frame_decoder.h"
+#include "vcpufold/protocol/version.h"
+
+using namespace vcpufold::hostd;
+using namespace vcpufold::protocol;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+enum class Behaviour { Good, Garbage100MB, MebibyteLines, InvalidFlood, NeverReads, HelloNoAck };
+
+// A guest end of a channel: listens like QEMU's chardev (one client at a time).
+class Peer {
+ public:
+  Peer(std::string path, Behaviour behaviour) : path_(std::move(path)), behaviour_(behaviour) {
+    ::unlink(path_.c_str());
+    listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path_.c_str(), sizeof address.sun_path - 1);
+    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    EXPECT_EQ(::listen(listener_, 1), 0);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~Peer() {
+    stop_ = true;
+    ::shutdown(listener_, SHUT_RDWR);
+    if (client_ >= 0) ::shutdown(client_, SHUT_RDWR);
+    thread_.join();
+    ::close(listener_);
+    ::unlink(path_.c_str());
+  }
+
+  std::vector<Clock::time_point> hintTimes() {
+    std::lock_guard lock(mutex_);
+    return hints_;
+  }
+  std::uint64_t bytesSent() const { return sent_; }
+  int connections() const { return connections_; }
+
+ private:
+  void serve() {
+    while (!stop_) {
+      pollfd p{listener_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      client_ = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (client_ < 0) continue;
+      ++connections_;
+      talk();
+      const int fd = client_;
+      client_ = -1;
+      ::close(fd);
+    }
+  }
+
+  bool writeAll(std::string_view bytes) {
+    while (!bytes.empty() && !stop_) {
+      pollfd p{client_, POLLOUT, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const ssize_t n = ::send(client_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno == EAGAIN) continue;
+      if (n <= 0) return false;
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+      sent_ += static_cast<std::uint64_t>(n);
+    }
+    return !stop_;
+  }
+
+  void talk() {
+    std::mt19937 random(1);
+    switch (behaviour_) {
+      case Behaviour::Garbage100MB: {
+        std::string chunk(64 * 1024, '\0');
+        for (auto& c : chunk) c = static_cast<char>(random());
+        for (int i = 0; i < 1600 && writeAll(chunk); ++i) {
+        }
+        return;
+      }
+      case Behaviour::MebibyteLines: {
+        const std::string line = std::string(1 << 20, 'x') + "\n";
+        while (writeAll(line)) {
+        }
+        return;
+      }
+      case Behaviour::InvalidFlood: {
+        std::string batch;
+        for (int i = 0; i < 100; ++i) batch += R"({"v":1,"type":"bogus"})" "\n";
+        while (!stop_ && writeAll(batch)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return;
+      }
+      case Behaviour::NeverReads:
+        while (!stop_) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return;
+      case Behaviour::Good:
+      case Behaviour::HelloNoAck:
+        agent();
+        return;
+    }
+  }
+
+  void agent() {
+    FrameDecoder decoder;
+    char buffer[8192];
+    while (!stop_) {
+      pollfd p{client_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const ssize_t n = ::recv(client_, buffer, sizeof buffer, 0);
+      if (n <= 0) return;
+      decoder.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
+      while (auto frame = decoder.next()) {
+        if (frame->kind != Frame::Kind::Line) continue;
+        auto decoded = decodeMessage(frame->text);
+        if (!decoded) continue;
+        const auto& message = decoded.value().message;
+        if (std::holds_alternative<Hello>(message)) {
+          Hello hello{Role::Agent, {1}, "test-agent", AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3)}};
+          if (!writeAll(*encodeMessage(hello, 1))) return;
+        } else if (const auto* hint = std::get_if<Hint>(&message)) {
+          {
+            std::lock_guard lock(mutex_);
+            hints_.push_back(Clock::now());
+          }
+          if (behaviour_ == Behaviour::HelloNoAck) continue;
+          if (!writeAll(*encodeMessage(Ack{hint->seq, CpuSet::range(0, hint->vcpus - 1), Actuator::Cpuset}, 1))) return;
+        }
+      }
+    }
+  }
+
+  std::string path_;
+  Behaviour behaviour_;
+  int listener_ = -1;
+  std::atomic<int> client_{-1};
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::vector<Clock::time_point> hints_;
+  std::atomic<std::uint64_t> sent_{0};
+  std::atomic<int> connections_{0};
+};
+
+class ChannelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = std::filesystem::temp_directory_path() / ("vcpufold-channels-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(directory_);
+  }
+  void TearDown() override { std::filesystem::remove_all(directory_); }
+  std::string path(const std::string& name) const { return (directory_ / (name + ".sock")).string(); }
+
+  // Runs ticks of `tickMs` for `durationMs` on one io_context with all sessions;
+  // returns the worst lateness of a tick in ms.
+  double runTicks(std::vector<std::unique_ptr<ChannelSession>>& sessions, int tickMs, int durationMs) {
+    boost::asio::steady_timer timer(io_);
+    const auto start = Clock::now();
+    auto next = start + std::chrono::milliseconds(tickMs);
+    double worst = 0;
+    std::function<void(const boost::system::error_code&)> onTick = [&](const boost::system::error_code&) {
+      const double late = std::chrono::duration<double, std::milli>(Clock::now() - next).count();
+      worst = std::max(worst, late);
+      for (auto& session : sessions) session->tick();
+      next += std::chrono::milliseconds(tickMs);
+      if (next - start > std::chrono::milliseconds(durationMs)) return;
+      timer.expires_at(next);
+      timer.async_wait(onTick);
+    };
+    timer.expires_at(next);
+    timer.async_wait(onTick);
+    io_.restart();
+    io_.run_for(std::chrono::milliseconds(durationMs + 500));
+    return worst;
+  }
+
+  std::unique_ptr<ChannelSession> session(const std::string& name, ChannelLimits limits = {}) {
+    auto s = std::make_unique<ChannelSession>(io_, name, path(name), limits, [this](const std::string& line) {
+      std::lock_guard lock(logMutex_);
+      log_.push_back(line);
+    });
+    s->setHint(Hint{0, 2, 3000, HintPolicy::Auto, "test"});
+    s->start();
+    return s;
+  }
+
+  bool logged(const std::string& text) {
+    std::lock_guard lock(logMutex_);
+    for (const auto& line : log_)
+      if (line.find(text) != std::string::npos) return true;
+    return false;
+  }
+
+  boost::asio::io_context io_;
+  std::filesystem::path directory_;
+  std::mutex logMutex_;
+  std::vector<std::string> log_;
+};
+
+// The largest gap between consecutive hints a peer received after its first.
+double largestGapMs(const std::vector<Clock::time_point>& times) {
+  double gap = 0;
+  for (std::size_t i = 1; i < times.size(); ++i)
+    gap = std::max(gap, std::chrono::duration<double, std::milli>(times[i] - times[i - 1]).count());
+  return gap;
+}
+
+}  // namespace
+
+TEST_F(ChannelTest, HostilePeersDoNotDelayOtherVmsHints) {
+  constexpr int kTickMs = 100;
+  constexpr int kDurationMs = 4000;
+  Peer good1(path("good1"), Behaviour::Good);
+  Peer good2(path("good2"), Behaviour::Good);
+  Peer garbage(path("garbage"), Behaviour::Garbage100MB);
+  Peer lines(path("lines"), Behaviour::MebibyteLines);
+  Peer flood(path("flood"), Behaviour::InvalidFlood);
+  Peer deaf(path("deaf"), Behaviour::NeverReads);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  for (const char* name : {"good1", "good2", "garbage", "lines", "flood", "deaf"}) sessions.push_back(session(name));
+
+  const double worstLateMs = runTicks(sessions, kTickMs, kDurationMs);
+  RecordProperty("worst_tick_lateness_ms", static_cast<int>(worstLateMs));
+  std::printf("worst tick lateness with hostile peers: %.1f ms\n", worstLateMs);
+  EXPECT_LT(worstLateMs, 50.0) << "a hostile guest delayed the tick";
+
+  for (Peer* good : {&good1, &good2}) {
+    const auto times = good->hintTimes();
+    EXPECT_GE(times.size(), static_cast<std::size_t>(kDurationMs / kTickMs - 3)) << "a hint every tick";
+    EXPECT_LT(largestGapMs(times), 2.0 * kTickMs) << "no tick without a hint";
+  }
+  EXPECT_TRUE(sessions[0]->snapshot().cooperative);
+  EXPECT_EQ(sessions[0]->snapshot().state, ChannelState::Ready);
+
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    const auto snap = sessions[i]->snapshot();
+    std::printf("%-8s state %-17s bytes in %8llu frames %6llu errors %6llu penalties %llu connects %llu\n",
+                std::vector<const char*>{"good1", "good2", "garbage", "lines", "flood", "deaf"}[i],
+                channelStateName(snap.state), static_cast<unsigned long long>(snap.bytesIn),
+                static_cast<unsigned long long>(snap.framesIn), static_cast<unsigned long long>(snap.protocolErrors),
+                static_cast<unsigned long long>(snap.penalties), static_cast<unsigned long long>(snap.connects));
+  }
+  // The flood of garbage is read at the rate limit, not at the peer's speed.
+  const auto garbageSnap = sessions[2]->snapshot();
+  EXPECT_LE(garbageSnap.bytesIn, ChannelLimits{}.readBytesPerSecond * (kDurationMs / 1000 + 1));
+  EXPECT_LT(garbage.bytesSent(), 100ull << 20) << "the peer could not push its 100 MB through";
+  EXPECT_GE(garbageSnap.penalties, 1u) << "garbage exhausts the error budget";
+  EXPECT_GE(sessions[3]->snapshot().protocolErrors, 1u) << "1 MiB lines are dropped as oversized";
+  EXPECT_GE(sessions[4]->snapshot().penalties, 1u) << "10,000 invalid messages a second: penalised";
+  EXPECT_EQ(sessions[4]->snapshot().state, ChannelState::Penalised);
+  EXPECT_TRUE(logged("flood: over the error budget"));
+  EXPECT_FALSE(sessions[5]->snapshot().cooperative) << "a peer that never says hello is not cooperative";
+}
+
+TEST_F(ChannelTest, ReconnectsAfterThePeerRestarts) {
+  auto peer = std::make_unique<Peer>(path("vm"), Behaviour::Good);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  sessions.push_back(session("vm", ChannelLimits{.reconnectMin = std::chrono::milliseconds(50)}));
+  runTicks(sessions, 100, 500);
+  ASSERT_FALSE(peer->hintTimes().empty());
+  EXPECT_EQ(sessions[0]->snapshot().connects, 1u);
+  peer.reset();  // the VM (its QEMU chardev) goes away
+  runTicks(sessions, 100, 500);
+  EXPECT_NE(sessions[0]->snapshot().state, ChannelState::Ready);
+  peer = std::make_unique<Peer>(path("vm"), Behaviour::Good);
+  runTicks(sessions, 100, 1500);
+  EXPECT_EQ(sessions[0]->snapshot().state, ChannelState::Ready);
+  EXPECT_EQ(sessions[0]->snapshot().connects, 2u);
+  EXPECT_FALSE(peer->hintTimes().empty()) << "hello and hint again after the restart";
+}
+
+TEST_F(ChannelTest, AnAgentThatNeverAcksIsNotCooperative) {
+  Peer silent(path("silent"), Behaviour::HelloNoAck);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  sessions.push_back(session("silent", ChannelLimits{.ackTimeout = std::chrono::milliseconds(300)}));
+  runTicks(sessions, 100, 200);
+  EXPECT_TRUE(sessions[0]->snapshot().cooperative) << "hello received, no hint overdue yet";
+  runTicks(sessions, 100, 800);
+  EXPECT_FALSE(sessions[0]->snapshot().cooperative);
+  EXPECT_TRUE(logged("not acknowledged"));
+}
