@@ -43,7 +43,7 @@ struct LibvirtInventory::State {
   std::int64_t nextAttemptNs = 0;
   std::int64_t backoffNs = 500'000'000;
   int refreshes = 0;
-  std::map<std::string, LibvirtDomain> known;  // by name
+  std::map<std::string, VmRecord> known;  // by name
   std::mutex dirtyMutex;                        // guards the two below (event thread)
   bool dirtyAll = true;
   std::set<std::string> dirtyDomains;
@@ -131,8 +131,8 @@ Expected<void> LibvirtInventory::ensureConnected() {
 
 namespace {
 
-LibvirtDomain readDomain(virDomainPtr domain, const LibvirtDomain* previous) {
-  LibvirtDomain out;
+VmRecord readDomain(virDomainPtr domain, const VmRecord* previous) {
+  VmRecord out;
   out.name = virDomainGetName(domain);
   char uuid[VIR_UUID_STRING_BUFLEN] = {};
   if (virDomainGetUUIDString(domain, uuid) == 0) out.uuid = uuid;
@@ -142,12 +142,12 @@ LibvirtDomain readDomain(virDomainPtr domain, const LibvirtDomain* previous) {
   if (char* xml = virDomainGetXMLDesc(domain, 0)) {
     auto channel = findHintChannel(xml);
     if (!channel)
-      out.channelError = channel.error().message;
-    else
-      out.channel = *channel;
+      out.channelProblem = channel.error().message;
+    else if (*channel)
+      out.channelSocket = (*channel)->socketPath;
     free(xml);
   } else {
-    out.channelError = libvirtError("cannot read the live XML").message;
+    out.channelProblem = libvirtError("cannot read the live XML").message;
   }
 
   out.policy = previous ? previous->policy : FoldPolicy{};
@@ -169,7 +169,7 @@ LibvirtDomain readDomain(virDomainPtr domain, const LibvirtDomain* previous) {
   if (virDomainGetSchedulerParametersFlags(domain, params.data(), &count, VIR_DOMAIN_AFFECT_LIVE) == 0) {
     unsigned long long shares = 0;
     if (virTypedParamsGetULLong(params.data(), count, "cpu_shares", &shares) == 1)
-      out.weight = static_cast<double>(shares);
+      out.cgroupWeight = static_cast<double>(shares);
     virTypedParamsClear(params.data(), count);
   }
   return out;
@@ -177,7 +177,7 @@ LibvirtDomain readDomain(virDomainPtr domain, const LibvirtDomain* previous) {
 
 }  // namespace
 
-Expected<std::vector<LibvirtDomain>> LibvirtInventory::refresh() {
+Expected<std::vector<VmRecord>> LibvirtInventory::refresh() {
   if (auto connected = ensureConnected(); !connected) return connected.error();
   bool all = false;
   std::set<std::string> dirty;
@@ -191,7 +191,7 @@ Expected<std::vector<LibvirtDomain>> LibvirtInventory::refresh() {
     virDomainPtr* domains = nullptr;
     const int count = virConnectListAllDomains(state_->connection, &domains, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
     if (count < 0) return libvirtError("cannot list domains on " + uri_);
-    std::map<std::string, LibvirtDomain> fresh;
+    std::map<std::string, VmRecord> fresh;
     for (int i = 0; i < count; ++i) {
       DomainHandle domain(domains[i]);
       const std::string name = virDomainGetName(domain.get());
@@ -211,7 +211,7 @@ Expected<std::vector<LibvirtDomain>> LibvirtInventory::refresh() {
       state_->known[name] = readDomain(domain.get(), previous == state_->known.end() ? nullptr : &previous->second);
     }
   }
-  std::vector<LibvirtDomain> result;
+  std::vector<VmRecord> result;
   for (const auto& [name, domain] : state_->known) result.push_back(domain);
   return result;
 }

@@ -19,8 +19,8 @@ namespace {
 
 std::string testUri() { return "test://" + (fixturesDirectory() / "libvirt-test-driver/node.xml").string(); }
 
-std::map<std::string, LibvirtDomain> byName(const std::vector<LibvirtDomain>& domains) {
-  std::map<std::string, LibvirtDomain> map;
+std::map<std::string, VmRecord> byName(const std::vector<VmRecord>& domains) {
+  std::map<std::string, VmRecord> map;
   for (const auto& domain : domains) map[domain.name] = domain;
   return map;
 }
@@ -33,9 +33,9 @@ std::string readFixture(const std::string& path) {
 }
 
 // Refreshes until the condition holds (events arrive on libvirt's event thread).
-std::map<std::string, LibvirtDomain> refreshUntil(LibvirtInventory& inventory,
-                                                  const std::function<bool(const std::map<std::string, LibvirtDomain>&)>& done) {
-  std::map<std::string, LibvirtDomain> domains;
+std::map<std::string, VmRecord> refreshUntil(LibvirtInventory& inventory,
+                                                  const std::function<bool(const std::map<std::string, VmRecord>&)>& done) {
+  std::map<std::string, VmRecord> domains;
   for (int attempt = 0; attempt < 100; ++attempt) {
     auto refreshed = inventory.refresh();
     EXPECT_TRUE(refreshed) << refreshed.error().message;
@@ -75,15 +75,15 @@ TEST(LibvirtInventory, DomainsChannelsPoliciesFromTheTestDriver) {
   ASSERT_EQ(domains.size(), 3u);
   const auto& good = domains["explicit-path"];
   EXPECT_EQ(good.vcpus, 4u);
-  ASSERT_TRUE(good.channel);
-  EXPECT_EQ(good.channel->socketPath, "/run/vcpufold-test/explicit-path.sock") << "not the guest agent's channel";
+  ASSERT_TRUE(good.channelSocket);
+  EXPECT_EQ(*good.channelSocket, "/run/vcpufold-test/explicit-path.sock") << "not the guest agent's channel";
   EXPECT_EQ(good.policy.mode, FoldMode::Auto);
   EXPECT_EQ(good.policy.minVcpus, 2u);
   EXPECT_EQ(good.policy.weight, 300u);
   EXPECT_FALSE(good.policyError);
   EXPECT_FALSE(good.uuid.empty());
 
-  EXPECT_FALSE(domains["no-channel"].channel);
+  EXPECT_FALSE(domains["no-channel"].channelSocket);
   EXPECT_EQ(domains["no-channel"].policy, FoldPolicy{}) << "no metadata: the default policy";
 
   const auto& bad = domains["bad-policy"];

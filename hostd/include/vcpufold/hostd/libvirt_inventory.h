@@ -16,31 +16,22 @@
 
 #include "vcpufold/common/expected.h"
 #include "vcpufold/hostd/domain_xml.h"
+#include "vcpufold/hostd/inventory.h"
 #include "vcpufold/hostd/policy.h"
 #include "vcpufold/hostd/vcpu_sample.h"
 
 namespace vcpufold::hostd {
 
-struct LibvirtDomain {
-  std::string name;
-  std::string uuid;
-  std::uint32_t vcpus = 0;
-  std::optional<DomainChannel> channel;
-  std::optional<std::string> channelError;  // the channel exists but cannot be used, and why
-  FoldPolicy policy;                         // last valid policy (default when none set)
-  std::optional<std::string> policyError;    // the current metadata is malformed, and why
-  std::optional<double> weight;              // the VM cgroup's weight on the cpu.weight scale
-};
 
-class LibvirtInventory {
+class LibvirtInventory final : public Inventory {
  public:
   // Connects lazily; uri as for virsh -c.
   explicit LibvirtInventory(std::string uri);
-  ~LibvirtInventory();
+  ~LibvirtInventory() override;
   LibvirtInventory(const LibvirtInventory&) = delete;
   LibvirtInventory& operator=(const LibvirtInventory&) = delete;
 
-  [[nodiscard]] const std::string& uri() const { return uri_; }
+  [[nodiscard]] std::string describe() const override { return "libvirt " + uri_; }
   [[nodiscard]] bool connected() const;
   // Lifecycle and metadata-change events are registered (an event loop runs);
   // without them every refresh() re-reads every domain.
@@ -49,9 +40,9 @@ class LibvirtInventory {
   // Running domains with channel, policy and weight. Re-reads a domain only
   // when it is new or an event (lifecycle, metadata change) marked it, and
   // everything every `fullRefreshTicks` calls; reconnects first if needed.
-  Expected<std::vector<LibvirtDomain>> refresh();
+  Expected<std::vector<VmRecord>> refresh() override;
   // vCPU counters of every running domain, by name, in one call.
-  Expected<std::map<std::string, VmSample>> sample();
+  Expected<std::map<std::string, VmSample>> sample() override;
 
   // Lets libvirt deliver pending events (the event loop runs in its own thread).
   static void startEventLoop();

@@ -1,0 +1,50 @@
+#pragma once
+// /etc/vcpufold/hostd.toml, parsed into plain structs and validated as a
+// whole (every problem reported at once, each naming its key; unknown keys
+// are errors). docs/hostd.md documents every key; packaging/hostd/hostd.toml
+// is the default file.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vcpufold/common/expected.h"
+#include "vcpufold/hostd/policy.h"
+
+namespace vcpufold::hostd {
+
+enum class InventoryKind { Libvirt, Qmp };
+
+// A VM run by plain QEMU, declared in [[vm]] (or found in qmp.directory).
+struct QmpVmConfig {
+  std::string name;
+  std::string qmpSocket;
+  std::string hintSocket;
+  FoldPolicy policy;
+};
+
+struct HostdConfig {
+  // [hostd]
+  std::uint32_t intervalMs = 1000;        // the tick; 100..60000
+  double reserveCpus = 0.0;               // pCPUs kept from VMs; 0..pool
+  std::uint32_t unfoldDelayTicks = 3;     // ticks a larger hint must hold before unfolding; 0..100
+  std::uint32_t ttlTicks = 3;             // a hint's lease, in ticks; 2..100
+  std::string logLevel = "info";
+  // [inventory]
+  InventoryKind inventory = InventoryKind::Libvirt;
+  std::string libvirtUri = "qemu:///system";
+  std::string qmpDirectory;               // scan for NAME.qmp next to NAME.hint.sock ("" = off)
+  std::vector<QmpVmConfig> qmpVms;        // [[vm]] tables
+  // [metrics]
+  std::string metricsAddress = "127.0.0.1:9477";  // "" = off
+  // [control]
+  std::string controlSocket = "/run/vcpufold/hostd.sock";
+};
+
+Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string& source);
+Expected<void> validateHostdConfig(const HostdConfig& config);
+const char* inventoryKindName(InventoryKind kind);
+
+}  // namespace vcpufold::hostd

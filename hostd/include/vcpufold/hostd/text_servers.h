@@ -1,0 +1,51 @@
+#pragma once
+// Two small servers on the daemon's io_context that hand out text:
+//   MetricsServer  HTTP on a TCP address (default 127.0.0.1:9477), GET /metrics
+//   ControlServer  a UNIX socket (mode 0600) that writes the status table to
+//                  each root client (checked with SO_PEERCRED) and closes
+// Requests are bounded in size and time; a slow client cannot hold either.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "vcpufold/common/expected.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace vcpufold::hostd {
+
+using TextSource = std::function<std::string()>;
+
+class MetricsServer {
+ public:
+  // address: "HOST:PORT".
+  static Expected<std::unique_ptr<MetricsServer>> start(boost::asio::io_context& io, const std::string& address,
+                                                        TextSource metrics);
+  ~MetricsServer();
+  [[nodiscard]] unsigned short port() const;
+
+ private:
+  struct Impl;
+  explicit MetricsServer(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+class ControlServer {
+ public:
+  static Expected<std::unique_ptr<ControlServer>> start(boost::asio::io_context& io, const std::string& socketPath,
+                                                        TextSource status);
+  ~ControlServer();
+
+ private:
+  struct Impl;
+  explicit ControlServer(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+// The client side of `vcpufold-hostd status`: reads what the control socket says.
+Expected<std::string> readControlSocket(const std::string& socketPath);
+
+}  // namespace vcpufold::hostd

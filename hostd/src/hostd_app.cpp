@@ -1,0 +1,129 @@
+#include "vcpufold/hostd/hostd_app.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "vcpufold/hostd/hostd_daemon.h"
+#include "vcpufold/hostd/libvirt_inventory.h"
+#include "vcpufold/hostd/qmp_inventory.h"
+#include "vcpufold/hostd/status_table.h"
+#include "vcpufold/hostd/text_servers.h"
+
+namespace vcpufold::hostd {
+namespace {
+
+constexpr const char* kDefaultConfig = "/etc/vcpufold/hostd.toml";
+
+std::shared_ptr<spdlog::logger> makeLogger(const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("vcpufold-hostd");
+  logger->set_pattern(::isatty(STDERR_FILENO) ? "%Y-%m-%d %H:%M:%S.%e %^%l%$ %v" : "%l: %v");
+  logger->set_level(spdlog::level::from_str(level));
+  return logger;
+}
+
+Expected<HostdConfig> loadConfig(const HostdOptions& options) {
+  const std::string path = options.configPath.empty() ? kDefaultConfig : options.configPath;
+  HostdConfig config;
+  auto text = options.configExplicit ? RootedFs("/").readFile(path) : RootedFs(options.root).readFile(path);
+  if (text) {
+    auto parsed = parseHostdConfig(*text, path);
+    if (!parsed) return parsed.error();
+    config = *parsed;
+  } else if (options.configExplicit) {
+    return text.error();
+  }
+  if (options.connectUri) {
+    config.inventory = InventoryKind::Libvirt;
+    config.libvirtUri = *options.connectUri;
+  }
+  if (options.logLevel) config.logLevel = *options.logLevel;
+  if (options.metricsAddress) config.metricsAddress = *options.metricsAddress;
+  if (options.controlSocket) config.controlSocket = *options.controlSocket;
+  if (auto valid = validateHostdConfig(config); !valid) return valid.error().withContext(path);
+  return config;
+}
+
+std::unique_ptr<Inventory> makeInventory(const HostdConfig& config, const RootedFs& fs) {
+  if (config.inventory == InventoryKind::Qmp)
+    return std::make_unique<QmpInventory>(fs, config.qmpDirectory, config.qmpVms);
+  LibvirtInventory::startEventLoop();
+  return std::make_unique<LibvirtInventory>(config.libvirtUri);
+}
+
+}  // namespace
+
+int checkHostdConfig(const HostdOptions& options) {
+  auto config = loadConfig(options);
+  if (!config) {
+    std::fprintf(stderr, "%s\n", config.error().message.c_str());
+    return 1;
+  }
+  std::printf("configuration ok: tick %u ms, lease %u ticks, unfold after %u ticks, reserve %.2f CPUs, inventory %s",
+              config->intervalMs, config->ttlTicks, config->unfoldDelayTicks, config->reserveCpus,
+              inventoryKindName(config->inventory));
+  if (config->inventory == InventoryKind::Libvirt)
+    std::printf(" (%s)", config->libvirtUri.c_str());
+  else
+    std::printf(" (%zu declared VMs%s%s)", config->qmpVms.size(), config->qmpDirectory.empty() ? "" : ", directory ",
+                config->qmpDirectory.c_str());
+  std::printf(", metrics %s, control %s\n", config->metricsAddress.empty() ? "off" : config->metricsAddress.c_str(),
+              config->controlSocket.c_str());
+  return 0;
+}
+
+int runHostd(const HostdOptions& options) {
+  auto config = loadConfig(options);
+  if (!config) {
+    std::fprintf(stderr, "vcpufold-hostd: %s\n", config.error().message.c_str());
+    return 1;
+  }
+  auto log = makeLogger(config->logLevel);
+  const RootedFs fs(options.root);
+  HostdParts parts{*config, fs, makeInventory(*config, fs), log};
+  return HostdDaemon(std::move(parts)).run();
+}
+
+int runHostdOneshot(const HostdOptions& options) {
+  auto config = loadConfig(options);
+  if (!config) {
+    std::fprintf(stderr, "vcpufold-hostd: %s\n", config.error().message.c_str());
+    return 1;
+  }
+  auto log = makeLogger(config->logLevel);
+  const RootedFs fs(options.root);
+  HostdParts parts{*config, fs, makeInventory(*config, fs), log};
+  std::printf("vcpufold-hostd %s --oneshot: %s, sampling for %u ms\n", VCPUFOLD_VERSION,
+              parts.inventory->describe().c_str(), config->intervalMs);
+  auto report = HostdDaemon::observeOnce(parts);
+  for (const auto& note : parts.inventory->takeNotes()) std::printf("%s\n", note.c_str());
+  if (!report) {
+    std::fprintf(stderr, "vcpufold-hostd: %s\n", report.error().message.c_str());
+    return 1;
+  }
+  std::printf("%s", renderStatusTable(*report, true).c_str());
+  std::printf("(hints as hostd would send them to cooperative agents; nothing was sent)\n");
+  for (const auto& vm : report->vms) {
+    if (!vm.load) continue;
+    std::printf("%s: vCPU run %.2f + delay %.2f CPUs over %u vCPUs%s%s\n", vm.record.name.c_str(), vm.load->runCpus,
+                vm.load->delayCpus, vm.record.vcpus, vm.record.channelSocket ? ", channel " : ", no vcpufold channel",
+                vm.record.channelSocket ? vm.record.channelSocket->c_str() : "");
+  }
+  return 0;
+}
+
+int printHostdStatus(const HostdOptions& options) {
+  auto config = loadConfig(options);
+  const std::string socket = config ? config->controlSocket : "/run/vcpufold/hostd.sock";
+  auto text = readControlSocket(RootedFs(options.root).resolve(socket).string());
+  if (!text) {
+    std::fprintf(stderr, "vcpufold-hostd status: %s\n", text.error().message.c_str());
+    return 1;
+  }
+  std::printf("%s", text->c_str());
+  return 0;
+}
+
+}  // namespace vcpufold::hostd

@@ -1,0 +1,175 @@
+#include "vcpufold/hostd/hostd_config.h"
+
+#include <set>
+#include <toml++/toml.h>
+
+namespace vcpufold::hostd {
+namespace {
+
+const std::set<std::string> kKnownKeys = {
+    "hostd.interval_ms", "hostd.reserve_cpus",   "hostd.unfold_delay_ticks", "hostd.ttl_ticks", "hostd.log_level",
+    "inventory.backend", "inventory.libvirt_uri", "inventory.qmp_directory", "metrics.address", "control.socket"};
+const std::set<std::string> kVmKeys = {"name", "qmp_socket", "hint_socket", "mode", "vcpus", "min_vcpus", "max_vcpus",
+                                       "weight"};
+
+class Reader {
+ public:
+  Reader(const toml::table& table, std::string prefix, std::vector<std::string>& problems)
+      : table_(table), prefix_(std::move(prefix)), problems_(problems) {}
+
+  void integer(const char* key, std::uint32_t& target, std::int64_t max = UINT32_MAX) {
+    const auto node = table_.at_path(key);
+    if (!node) return;
+    const auto value = node.value<std::int64_t>();
+    if (!node.is_integer() || !value || *value < 0 || *value > max)
+      problems_.push_back(prefix_ + key + ": expected an integer 0.." + std::to_string(max));
+    else
+      target = static_cast<std::uint32_t>(*value);
+  }
+  void optionalInteger(const char* key, std::optional<std::uint32_t>& target) {
+    if (!table_.at_path(key)) return;
+    std::uint32_t value = 0;
+    integer(key, value);
+    target = value;
+  }
+  void number(const char* key, double& target) {
+    const auto node = table_.at_path(key);
+    if (!node) return;
+    if (!node.is_number())
+      problems_.push_back(prefix_ + key + ": expected a number");
+    else
+      target = *node.value<double>();
+  }
+  void string(const char* key, std::string& target) {
+    const auto node = table_.at_path(key);
+    if (!node) return;
+    if (!node.is_string())
+      problems_.push_back(prefix_ + key + ": expected a string");
+    else
+      target = *node.value<std::string>();
+  }
+
+ private:
+  const toml::table& table_;
+  std::string prefix_;
+  std::vector<std::string>& problems_;
+};
+
+std::string joined(const std::vector<std::string>& problems) {
+  std::string text;
+  for (const auto& problem : problems) text += (text.empty() ? "" : "\n") + problem;
+  return text;
+}
+
+}  // namespace
+
+const char* inventoryKindName(InventoryKind kind) { return kind == InventoryKind::Libvirt ? "libvirt" : "qmp"; }
+
+Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string& source) {
+  toml::table table;
+  try {
+    table = toml::parse(text, source);
+  } catch (const toml::parse_error& error) {
+    const auto& where = error.source().begin;
+    return Error{source + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) + ": " +
+                 std::string(error.description())};
+  }
+  HostdConfig config;
+  std::vector<std::string> problems;
+  for (const auto& [key, node] : table) {
+    const std::string name(key.str());
+    if (name == "vm") continue;
+    const auto* sub = node.as_table();
+    if (!sub) {
+      problems.push_back(name + ": unknown key");
+      continue;
+    }
+    for (const auto& [subKey, subNode] : *sub)
+      if (!kKnownKeys.count(name + "." + std::string(subKey.str())))
+        problems.push_back(name + "." + std::string(subKey.str()) + ": unknown key");
+  }
+  Reader reader(table, "", problems);
+  reader.integer("hostd.interval_ms", config.intervalMs);
+  reader.number("hostd.reserve_cpus", config.reserveCpus);
+  reader.integer("hostd.unfold_delay_ticks", config.unfoldDelayTicks);
+  reader.integer("hostd.ttl_ticks", config.ttlTicks);
+  reader.string("hostd.log_level", config.logLevel);
+  std::string backend = inventoryKindName(config.inventory);
+  reader.string("inventory.backend", backend);
+  if (backend == "libvirt")
+    config.inventory = InventoryKind::Libvirt;
+  else if (backend == "qmp")
+    config.inventory = InventoryKind::Qmp;
+  else
+    problems.push_back("inventory.backend: \"" + backend + "\" is not libvirt or qmp");
+  reader.string("inventory.libvirt_uri", config.libvirtUri);
+  reader.string("inventory.qmp_directory", config.qmpDirectory);
+  reader.string("metrics.address", config.metricsAddress);
+  reader.string("control.socket", config.controlSocket);
+
+  if (const auto* vms = table["vm"].as_array()) {
+    for (std::size_t i = 0; i < vms->size(); ++i) {
+      const std::string prefix = "vm[" + std::to_string(i) + "].";
+      const auto* vmTable = (*vms)[i].as_table();
+      if (!vmTable) {
+        problems.push_back(prefix.substr(0, prefix.size() - 1) + ": expected a table");
+        continue;
+      }
+      for (const auto& [key, node] : *vmTable)
+        if (!kVmKeys.count(std::string(key.str()))) problems.push_back(prefix + std::string(key.str()) + ": unknown key");
+      QmpVmConfig vm;
+      Reader vmReader(*vmTable, prefix, problems);
+      vmReader.string("name", vm.name);
+      vmReader.string("qmp_socket", vm.qmpSocket);
+      vmReader.string("hint_socket", vm.hintSocket);
+      std::string mode = "auto";
+      vmReader.string("mode", mode);
+      if (auto parsed = foldModeFromName(mode))
+        vm.policy.mode = *parsed;
+      else
+        problems.push_back(prefix + "mode: \"" + mode + "\" is not one of auto, off, fixed, guest");
+      vmReader.optionalInteger("vcpus", vm.policy.fixedVcpus);
+      vmReader.integer("min_vcpus", vm.policy.minVcpus);
+      vmReader.optionalInteger("max_vcpus", vm.policy.maxVcpus);
+      vmReader.optionalInteger("weight", vm.policy.weight);
+      if (vm.name.empty()) problems.push_back(prefix + "name: required");
+      if (vm.qmpSocket.empty()) problems.push_back(prefix + "qmp_socket: required");
+      if (vm.hintSocket.empty()) problems.push_back(prefix + "hint_socket: required");
+      if (auto valid = validatePolicy(vm.policy); !valid) problems.push_back(prefix + "policy: " + valid.error().message);
+      config.qmpVms.push_back(vm);
+    }
+  } else if (table.contains("vm")) {
+    problems.push_back("vm: expected [[vm]] tables");
+  }
+  if (auto valid = validateHostdConfig(config); !valid) problems.push_back(valid.error().message);
+  if (!problems.empty()) return Error{source + ":\n" + joined(problems)};
+  return config;
+}
+
+Expected<void> validateHostdConfig(const HostdConfig& config) {
+  std::vector<std::string> problems;
+  if (config.intervalMs < 100 || config.intervalMs > 60000)
+    problems.push_back("hostd.interval_ms: " + std::to_string(config.intervalMs) + " is out of range 100..60000");
+  if (!(config.reserveCpus >= 0 && config.reserveCpus <= 4096))
+    problems.push_back("hostd.reserve_cpus: must be 0..4096");
+  if (config.unfoldDelayTicks > 100) problems.push_back("hostd.unfold_delay_ticks: out of range 0..100");
+  if (config.ttlTicks < 2 || config.ttlTicks > 100)
+    problems.push_back("hostd.ttl_ticks: " + std::to_string(config.ttlTicks) + " is out of range 2..100");
+  else if (static_cast<std::uint64_t>(config.ttlTicks) * config.intervalMs > 600000)
+    problems.push_back("hostd.ttl_ticks: a lease of ttl_ticks x interval_ms must stay within 600000 ms");
+  static const std::set<std::string> kLevels = {"trace", "debug", "info", "warn", "error"};
+  if (!kLevels.count(config.logLevel)) problems.push_back("hostd.log_level: \"" + config.logLevel + "\" is not a level");
+  if (config.inventory == InventoryKind::Qmp && config.qmpDirectory.empty() && config.qmpVms.empty())
+    problems.push_back("inventory.backend qmp needs inventory.qmp_directory or [[vm]] tables");
+  std::set<std::string> names;
+  for (const auto& vm : config.qmpVms)
+    if (!names.insert(vm.name).second) problems.push_back("vm: the name \"" + vm.name + "\" appears twice");
+  if (!problems.empty()) {
+    std::string text;
+    for (const auto& problem : problems) text += (text.empty() ? "" : "\n") + problem;
+    return Error{text};
+  }
+  return {};
+}
+
+}  // namespace vcpufold::hostd

@@ -1,0 +1,52 @@
+// vcpufold-hostd: command line only; the modes live in hostd_app.cpp.
+#include <CLI/CLI.hpp>
+
+#include "vcpufold/hostd/hostd_app.h"
+
+int main(int argc, char** argv) {
+  using vcpufold::hostd::HostdOptions;
+  CLI::App app{
+      "vcpufold-hostd: folds overcommitted VMs onto their fair share of the host's pCPUs. Every tick it samples\n"
+      "each VM's vCPU run time and run-queue delay, computes weighted max-min fair shares of the pCPU pool, and\n"
+      "sends each VM's vcpufold-agent a preferred-vCPU count over the virtio-serial port org.vcpufold.hint.0.",
+      "vcpufold-hostd"};
+  app.footer(
+      "Modes (default: run as a daemon until SIGTERM):\n"
+      "  status           print the per-VM table of the running daemon (root)\n"
+      "  --check-config   parse and validate the configuration, print it, exit\n"
+      "  --oneshot        sample every VM for one tick, print demand, delay, shares and hints with reasons, exit\n"
+      "\nPer-VM policy (libvirt): virsh metadata VM --uri https://vcpufold.org/xmlns/policy/1 --key vcpufold \\\n"
+      "    --set '<policy mode=\"auto\" min-vcpus=\"2\" weight=\"200\"/>' --live --config\n"
+      "\nFiles: /etc/vcpufold/hostd.toml, /run/vcpufold/hostd.sock. Metrics: http://127.0.0.1:9477/metrics.\n"
+      "Documentation: docs/hostd.md, docs/policy.md, docs/allocation.md.");
+  HostdOptions options;
+  std::string root = "/", connect, logLevel, metrics, control;
+  bool check = false, oneshot = false, version = false;
+  app.add_option("-c,--config", options.configPath, "configuration file (default /etc/vcpufold/hostd.toml)");
+  app.add_option("--connect", connect, "libvirt URI (default qemu:///system); implies the libvirt inventory");
+  app.add_option("--root", root, "resolve /proc, /sys and /run under DIR (tests)")->check(CLI::ExistingDirectory);
+  app.add_option("--log-level", logLevel, "trace, debug, info, warn or error");
+  app.add_option("--metrics", metrics, "metrics address HOST:PORT, \"\" for none (default 127.0.0.1:9477)");
+  app.add_option("--control-socket", control, "control socket path (default /run/vcpufold/hostd.sock)");
+  auto* checkFlag = app.add_flag("--check-config", check, "validate the configuration and exit");
+  auto* oneshotFlag = app.add_flag("--oneshot", oneshot, "one tick: print what hostd sees and decides, exit");
+  checkFlag->excludes(oneshotFlag);
+  app.add_flag("-V,--version", version, "print the version and exit");
+  auto* status = app.add_subcommand("status", "print the running daemon's per-VM table");
+  CLI11_PARSE(app, argc, argv);
+
+  if (version) {
+    std::printf("vcpufold-hostd %s\n", VCPUFOLD_VERSION);
+    return 0;
+  }
+  options.root = root;
+  options.configExplicit = !options.configPath.empty();
+  if (!connect.empty()) options.connectUri = connect;
+  if (!logLevel.empty()) options.logLevel = logLevel;
+  if (app.count("--metrics")) options.metricsAddress = metrics;
+  if (!control.empty()) options.controlSocket = control;
+  if (status->parsed()) return vcpufold::hostd::printHostdStatus(options);
+  if (check) return vcpufold::hostd::checkHostdConfig(options);
+  if (oneshot) return vcpufold::hostd::runHostdOneshot(options);
+  return vcpufold::hostd::runHostd(options);
+}

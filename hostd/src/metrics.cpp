@@ -1,0 +1,122 @@
+#include "vcpufold/hostd/metrics.h"
+
+#include <cstdio>
+
+#include "vcpufold/protocol/cpulist.h"
+
+namespace vcpufold::hostd {
+namespace {
+
+// Label values escape backslash, double quote and newline.
+std::string escaped(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string number(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
+}
+
+class Writer {
+ public:
+  void family(const char* name, const char* type, const char* help) {
+    text_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  }
+  void sample(const std::string& name, const std::string& labels, double value) {
+    text_ += name + (labels.empty() ? "" : "{" + labels + "}") + " " + number(value) + "\n";
+  }
+  std::string take() { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
+}  // namespace
+
+void TickDurationHistogram::observe(double seconds) {
+  ++count;
+  sum += seconds;
+  for (std::size_t i = 0; i < std::size(kTickDurationBuckets); ++i)
+    if (seconds <= kTickDurationBuckets[i]) ++bucketCounts[i];
+}
+
+std::string renderMetrics(const TickReport& report, const TickDurationHistogram& tickDuration) {
+  Writer w;
+  w.family("vcpufold_pool_cpus", "gauge", "pCPUs VMs may run on.");
+  w.sample("vcpufold_pool_cpus", "", report.poolCpus);
+  w.family("vcpufold_capacity_cpus", "gauge", "pCPUs left for VMs after the reserve and non-VM load.");
+  w.sample("vcpufold_capacity_cpus", "", report.capacity);
+  w.family("vcpufold_demand_cpus_sum", "gauge", "Sum of all VMs' demand, in CPUs.");
+  w.sample("vcpufold_demand_cpus_sum", "", report.totalDemand);
+  w.family("vcpufold_contention", "gauge", "1 when the VMs' demand exceeds the capacity.");
+  w.sample("vcpufold_contention", "", report.contention ? 1 : 0);
+  w.family("vcpufold_ticks_total", "counter", "Ticks run.");
+  w.sample("vcpufold_ticks_total", "", static_cast<double>(report.tick));
+
+  w.family("vcpufold_tick_duration_seconds", "histogram", "CPU-side duration of one tick.");
+  for (std::size_t i = 0; i < std::size(kTickDurationBuckets); ++i)
+    w.sample("vcpufold_tick_duration_seconds_bucket", "le=\"" + number(kTickDurationBuckets[i]) + "\"",
+             static_cast<double>(tickDuration.bucketCounts[i]));
+  w.sample("vcpufold_tick_duration_seconds_bucket", "le=\"+Inf\"", static_cast<double>(tickDuration.count));
+  w.sample("vcpufold_tick_duration_seconds_sum", "", tickDuration.sum);
+  w.sample("vcpufold_tick_duration_seconds_count", "", static_cast<double>(tickDuration.count));
+
+  struct PerVm {
+    const char* name;
+    const char* type;
+    const char* help;
+  };
+  const PerVm families[] = {
+      {"vcpufold_vm_vcpus", "gauge", "vCPUs of the VM."},
+      {"vcpufold_vm_demand_cpus", "gauge", "The VM's demand as allocation used it, in CPUs."},
+      {"vcpufold_vm_delay_ratio", "gauge", "Share of the vCPUs' wanting-to-run time spent waiting for a pCPU."},
+      {"vcpufold_vm_run_cpus", "gauge", "CPUs the VM's vCPUs ran on average this tick."},
+      {"vcpufold_vm_share_cpus", "gauge", "The VM's fair share of the capacity, in CPUs."},
+      {"vcpufold_vm_hint_vcpus", "gauge", "vCPUs the VM is hinted to keep preferred (absent: not hinted)."},
+      {"vcpufold_vm_applied_cpus", "gauge", "CPUs the agent reports applied for the last acknowledged hint."},
+      {"vcpufold_vm_weight", "gauge", "The VM's weight on the cpu.weight scale."},
+      {"vcpufold_vm_agent_cooperative", "gauge", "1 when an agent is connected and acknowledges hints."},
+      {"vcpufold_vm_agent_steal_ratio", "gauge", "Steal the agent reports, as a ratio."},
+      {"vcpufold_vm_protocol_errors_total", "counter", "Frames from the guest that were refused."},
+      {"vcpufold_vm_channel_connects_total", "counter", "Connections made to the VM's channel."},
+      {"vcpufold_vm_channel_penalties_total", "counter", "Disconnections for exceeding the error budget."},
+      {"vcpufold_vm_hints_sent_total", "counter", "Hints sent (one per tick while hinted)."},
+  };
+  for (const auto& family : families) {
+    w.family(family.name, family.type, family.help);
+    for (const auto& vm : report.vms) {
+      const std::string labels = "vm=\"" + escaped(vm.record.name) + "\"";
+      const std::string name = family.name;
+      const auto& channel = vm.channel;
+      if (name == "vcpufold_vm_vcpus") w.sample(name, labels, vm.record.vcpus);
+      if (name == "vcpufold_vm_demand_cpus") w.sample(name, labels, vm.allocation.demand);
+      if (name == "vcpufold_vm_delay_ratio" && vm.load) w.sample(name, labels, vm.load->delayRatio);
+      if (name == "vcpufold_vm_run_cpus" && vm.load) w.sample(name, labels, vm.load->runCpus);
+      if (name == "vcpufold_vm_share_cpus") w.sample(name, labels, vm.allocation.share);
+      if (name == "vcpufold_vm_hint_vcpus" && vm.allocation.hint) w.sample(name, labels, *vm.allocation.hint);
+      if (name == "vcpufold_vm_applied_cpus" && channel.lastAck)
+        w.sample(name, labels, static_cast<double>(channel.lastAck->applied.size()));
+      if (name == "vcpufold_vm_weight") w.sample(name, labels, vm.weight);
+      if (name == "vcpufold_vm_agent_cooperative") w.sample(name, labels, channel.cooperative ? 1 : 0);
+      if (name == "vcpufold_vm_agent_steal_ratio" && channel.lastStatus)
+        w.sample(name, labels, channel.lastStatus->stealBp / 10000.0);
+      if (name == "vcpufold_vm_protocol_errors_total") w.sample(name, labels, static_cast<double>(channel.protocolErrors));
+      if (name == "vcpufold_vm_channel_connects_total") w.sample(name, labels, static_cast<double>(channel.connects));
+      if (name == "vcpufold_vm_channel_penalties_total") w.sample(name, labels, static_cast<double>(channel.penalties));
+      if (name == "vcpufold_vm_hints_sent_total") w.sample(name, labels, static_cast<double>(channel.hintsSent));
+    }
+  }
+  return w.take();
+}
+
+}  // namespace vcpufold::hostd

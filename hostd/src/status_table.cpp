@@ -1,0 +1,65 @@
+#include "vcpufold/hostd/status_table.h"
+
+#include <cstdio>
+#include <vector>
+
+#include "vcpufold/protocol/cpulist.h"
+
+namespace vcpufold::hostd {
+namespace {
+
+std::string fixed(double value, int decimals) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string agentColumn(const ChannelSnapshot& channel) {
+  if (channel.state == ChannelState::Ready) return channel.cooperative ? "ready" : "no-acks";
+  return channelStateName(channel.state);
+}
+
+}  // namespace
+
+std::string renderStatusTable(const TickReport& report, bool withReasons) {
+  std::vector<std::vector<std::string>> rows{
+      {"VM", "VCPUS", "POLICY", "AGENT", "DEMAND", "DELAY", "WEIGHT", "SHARE", "HINT", "APPLIED", "CONTROL"}};
+  for (const auto& vm : report.vms) {
+    const auto& channel = vm.channel;
+    std::string policy = foldModeName(vm.record.policy.mode);
+    if (vm.record.policyError) policy += "!";
+    rows.push_back({vm.record.name, std::to_string(vm.record.vcpus), policy,
+                    vm.record.channelSocket ? agentColumn(channel) : "no-channel", fixed(vm.allocation.demand, 2),
+                    vm.load ? fixed(100 * vm.load->delayRatio, 0) + "%" : "-", fixed(vm.weight, 0),
+                    fixed(vm.allocation.share, 2), vm.allocation.hint ? std::to_string(*vm.allocation.hint) : "-",
+                    channel.lastAck ? protocol::formatCpuList(channel.lastAck->applied) : "-",
+                    channel.lastStatus ? protocol::controlName(channel.lastStatus->control) : "-"});
+  }
+  std::vector<std::size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  std::string text = "pool " + fixed(report.poolCpus, 0) + " CPUs (" + report.poolSource + "), reserve " +
+                     fixed(report.reserveCpus, 2) + ", non-VM load " +
+                     fixed(std::max(report.hostBusyCpus - report.vmRunCpus, 0.0), 2) + ", capacity " +
+                     fixed(report.capacity, 2) + ", demand " + fixed(report.totalDemand, 2) +
+                     (report.contention ? ": contention" : ": no contention") + "\n";
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    text += line + "\n";
+  }
+  if (withReasons) {
+    for (const auto& vm : report.vms) {
+      text += vm.record.name + ": " + vm.allocation.reason;
+      if (vm.record.policyError) text += " [policy metadata refused: " + *vm.record.policyError + "]";
+      if (vm.record.channelProblem) text += " [channel: " + *vm.record.channelProblem + "]";
+      text += "\n";
+    }
+  }
+  return text;
+}
+
+}  // namespace vcpufold::hostd

@@ -1,0 +1,186 @@
+#include "vcpufold/hostd/text_servers.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/write.hpp>
+#include <cstring>
+
+namespace vcpufold::hostd {
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+constexpr std::size_t kMaxRequestBytes = 8192;
+constexpr auto kClientTimeout = std::chrono::seconds(5);
+
+// One HTTP exchange: read the request head (bounded), answer, close.
+void serveHttp(std::shared_ptr<asio::ip::tcp::socket> socket, TextSource metrics, asio::io_context& io) {
+  auto request = std::make_shared<asio::streambuf>(kMaxRequestBytes);
+  auto timer = std::make_shared<asio::steady_timer>(io, kClientTimeout);
+  timer->async_wait([socket](const error_code& error) {
+    if (!error) socket->close();
+  });
+  asio::async_read_until(*socket, *request, "\r\n\r\n",
+                         [socket, request, timer, metrics](const error_code& error, std::size_t) {
+                           if (error) {
+                             timer->cancel();
+                             return;
+                           }
+                           std::string line(asio::buffers_begin(request->data()), asio::buffers_end(request->data()));
+                           line = line.substr(0, line.find("\r\n"));
+                           std::string status = "200 OK";
+                           std::string body;
+                           if (line.rfind("GET /metrics ", 0) == 0 || line.rfind("GET /metrics?", 0) == 0)
+                             body = metrics();
+                           else {
+                             status = "404 Not Found";
+                             body = "vcpufold-hostd serves /metrics\n";
+                           }
+                           auto response = std::make_shared<std::string>(
+                               "HTTP/1.1 " + status + "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+                               "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+                           asio::async_write(*socket, asio::buffer(*response),
+                                             [socket, response, timer](const error_code&, std::size_t) {
+                                               timer->cancel();
+                                               error_code ignored;
+                                               socket->shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+                                             });
+                         });
+}
+
+}  // namespace
+
+struct MetricsServer::Impl : std::enable_shared_from_this<Impl> {
+  Impl(asio::io_context& context, TextSource source) : io(context), acceptor(context), metrics(std::move(source)) {}
+  asio::io_context& io;
+  asio::ip::tcp::acceptor acceptor;
+  TextSource metrics;
+
+  void accept() {
+    auto socket = std::make_shared<asio::ip::tcp::socket>(io);
+    acceptor.async_accept(*socket, [self = shared_from_this(), socket](const error_code& error) {
+      if (error == asio::error::operation_aborted) return;
+      if (!error) serveHttp(socket, self->metrics, self->io);
+      self->accept();
+    });
+  }
+};
+
+MetricsServer::MetricsServer(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+MetricsServer::~MetricsServer() {
+  error_code ignored;
+  impl_->acceptor.close(ignored);
+}
+unsigned short MetricsServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+
+Expected<std::unique_ptr<MetricsServer>> MetricsServer::start(asio::io_context& io, const std::string& address,
+                                                              TextSource metrics) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos) return Error{"metrics.address \"" + address + "\": expected HOST:PORT"};
+  error_code error;
+  const auto host = asio::ip::make_address(address.substr(0, colon), error);
+  if (error) return Error{"metrics.address \"" + address + "\": " + error.message()};
+  unsigned long port = 0;
+  try {
+    port = std::stoul(address.substr(colon + 1));
+  } catch (const std::exception&) {
+    port = 70000;
+  }
+  if (port > 65535) return Error{"metrics.address \"" + address + "\": bad port"};
+  auto impl = std::make_shared<Impl>(io, std::move(metrics));
+  const asio::ip::tcp::endpoint endpoint(host, static_cast<unsigned short>(port));
+  impl->acceptor.open(endpoint.protocol(), error);
+  if (!error) impl->acceptor.set_option(asio::socket_base::reuse_address(true), error);
+  if (!error) impl->acceptor.bind(endpoint, error);
+  if (!error) impl->acceptor.listen(asio::socket_base::max_listen_connections, error);
+  if (error) return Error{"metrics on " + address + ": " + error.message()};
+  impl->accept();
+  return std::unique_ptr<MetricsServer>(new MetricsServer(impl));
+}
+
+struct ControlServer::Impl : std::enable_shared_from_this<Impl> {
+  Impl(asio::io_context& context, std::string socketPath, TextSource source)
+      : io(context), acceptor(context), path(std::move(socketPath)), status(std::move(source)) {}
+  asio::io_context& io;
+  asio::local::stream_protocol::acceptor acceptor;
+  std::string path;
+  TextSource status;
+
+  void accept() {
+    auto socket = std::make_shared<asio::local::stream_protocol::socket>(io);
+    acceptor.async_accept(*socket, [self = shared_from_this(), socket](const error_code& error) {
+      if (error == asio::error::operation_aborted) return;
+      if (!error) self->serve(socket);
+      self->accept();
+    });
+  }
+
+  void serve(const std::shared_ptr<asio::local::stream_protocol::socket>& socket) {
+    // The file mode already keeps others out; the peer's credentials say so again.
+    ucred peer{};
+    socklen_t length = sizeof peer;
+    if (::getsockopt(socket->native_handle(), SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 ||
+        (peer.uid != 0 && peer.uid != ::geteuid()))
+      return;
+    auto text = std::make_shared<std::string>(status());
+    auto timer = std::make_shared<asio::steady_timer>(io, kClientTimeout);
+    timer->async_wait([socket](const error_code& error) {
+      if (!error) socket->close();
+    });
+    asio::async_write(*socket, asio::buffer(*text), [socket, text, timer](const error_code&, std::size_t) {
+      timer->cancel();
+      error_code ignored;
+      socket->shutdown(asio::local::stream_protocol::socket::shutdown_both, ignored);
+    });
+  }
+};
+
+ControlServer::ControlServer(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ControlServer::~ControlServer() {
+  error_code ignored;
+  impl_->acceptor.close(ignored);
+  ::unlink(impl_->path.c_str());
+}
+
+Expected<std::unique_ptr<ControlServer>> ControlServer::start(asio::io_context& io, const std::string& socketPath,
+                                                              TextSource status) {
+  auto impl = std::make_shared<Impl>(io, socketPath, std::move(status));
+  ::unlink(socketPath.c_str());  // a stale socket of an earlier run
+  error_code error;
+  const asio::local::stream_protocol::endpoint endpoint(socketPath);
+  impl->acceptor.open(endpoint.protocol(), error);
+  if (!error) impl->acceptor.bind(endpoint, error);
+  if (!error && ::chmod(socketPath.c_str(), 0600) != 0) error = error_code(errno, boost::system::system_category());
+  if (!error) impl->acceptor.listen(16, error);
+  if (error) return Error{"control socket " + socketPath + ": " + error.message()};
+  impl->accept();
+  return std::unique_ptr<ControlServer>(new ControlServer(impl));
+}
+
+Expected<std::string> readControlSocket(const std::string& socketPath) {
+  asio::io_context io;
+  asio::local::stream_protocol::socket socket(io);
+  error_code error;
+  socket.connect(asio::local::stream_protocol::endpoint(socketPath), error);
+  if (error) return Error{socketPath + ": " + error.message() + " (is vcpufold-hostd running? are you root?)"};
+  std::string text;
+  char buffer[4096];
+  for (;;) {
+    const std::size_t n = socket.read_some(asio::buffer(buffer), error);
+    text.append(buffer, n);
+    if (error) break;
+  }
+  if (error != asio::error::eof) return Error{socketPath + ": " + error.message()};
+  return text;
+}
+
+}  // namespace vcpufold::hostd
