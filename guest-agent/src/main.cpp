@@ -1,5 +1,6 @@
 // vcpufold-agent: command line only; the modes live in agent_app.cpp.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 
 #include "vcpufold/agent/agent_app.h"
 #include "vcpufold/agent/version.h"
@@ -44,6 +45,8 @@ int main(int argc, char** argv) {
   }
   options.root = root;
   options.configExplicit = !options.configPath.empty();
+  // A file named on the command line is relative to where the command runs.
+  if (options.configExplicit) options.configPath = std::filesystem::absolute(options.configPath).string();
   if (!port.empty()) options.port = port;
   if (!actuator.empty()) options.actuator = actuator;
   if (!logLevel.empty()) options.logLevel = logLevel;

@@ -1,5 +1,6 @@
 // vcpufold-hostd: command line only; the modes live in hostd_app.cpp.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 
 #include "vcpufold/hostd/hostd_app.h"
 
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
   }
   options.root = root;
   options.configExplicit = !options.configPath.empty();
+  // A file named on the command line is relative to where the command runs.
+  if (options.configExplicit) options.configPath = std::filesystem::absolute(options.configPath).string();
   if (!connect.empty()) options.connectUri = connect;
   if (!logLevel.empty()) options.logLevel = logLevel;
   if (app.count("--metrics")) options.metricsAddress = metrics;

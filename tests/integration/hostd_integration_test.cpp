@@ -1,0 +1,148 @@
+// The real vcpufold-hostd binary with its QMP backend, against processes that
+// look like VMs (real threads, a real QMP socket) and the real vcpufold-agent
+// on unix-listen beside each: hint, ack and status round trips, the metrics
+// page, the status command, and what happens when hostd stops.
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "child_process.h"
+#include "fixture_tree.h"
+
+using vcpufold::testing::ChildProcess;
+using vcpufold::testing::FixtureTree;
+
+namespace {
+
+bool waitFor(const std::function<bool()>& condition, int timeoutMs) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return condition();
+}
+
+std::string capture(const std::string& command) {
+  std::string output;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return output;
+  std::array<char, 4096> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe)) output += chunk.data();
+  ::pclose(pipe);
+  return output;
+}
+
+// A free TCP port on loopback for the metrics page.
+int freePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  socklen_t length = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+std::string httpGet(int port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  std::string response;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+    timeval timeout{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    const std::string request = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    char chunk[4096];
+    for (ssize_t n; (n = ::recv(fd, chunk, sizeof chunk, 0)) > 0;) response.append(chunk, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return response;
+}
+
+}  // namespace
+
+TEST(HostdIntegration, QmpVmsWithRealAgents) {
+  FixtureTree work("");
+  const std::string dir = work.root().string();
+  std::vector<std::unique_ptr<FixtureTree>> guests;
+  std::vector<std::unique_ptr<ChildProcess>> processes;
+  for (const char* vm : {"vm1", "vm2"}) {
+    auto guest = std::make_unique<FixtureTree>("lab-guest-4vcpu");
+    guest->write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\n");
+    guest->write("/sys/fs/cgroup/cgroup.procs", "");
+    guest->write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
+    // Four busy vCPU threads per VM: 8 on this machine's pCPUs is contention.
+    processes.push_back(std::make_unique<ChildProcess>(
+        VCPUFOLD_EMULATED_VM, std::vector<std::string>{"--name", vm, "--dir", dir, "--vcpus", "4", "--busy", "4", "--seconds", "120"},
+        dir + "/" + vm + ".vm.log"));
+    processes.push_back(std::make_unique<ChildProcess>(
+        VCPUFOLD_AGENT_BINARY,
+        std::vector<std::string>{"--root", guest->root().string(), "--port", "unix-listen:" + dir + "/" + vm + ".hint.sock"},
+        dir + "/" + vm + ".agent.log"));
+    guests.push_back(std::move(guest));
+  }
+  ASSERT_TRUE(waitFor([&] { return work.fs().exists("/vm1.qmp") && work.fs().exists("/vm2.hint.sock") &&
+                                   work.fs().exists("/vm2.qmp") && work.fs().exists("/vm1.hint.sock"); },
+                      5000));
+  const int port = freePort();
+  work.write("/hostd.toml", "[hostd]\ninterval_ms = 300\nttl_ticks = 3\n[inventory]\nbackend = \"qmp\"\nqmp_directory = \"" +
+                                dir + "\"\n[metrics]\naddress = \"127.0.0.1:" + std::to_string(port) +
+                                "\"\n[control]\nsocket = \"" + dir + "/hostd.sock\"\n");
+  auto hostd = std::make_unique<ChildProcess>(VCPUFOLD_HOSTD_BINARY,
+                                              std::vector<std::string>{"--config", dir + "/hostd.toml"}, dir + "/hostd.log");
+
+  // Both agents fold to the hinted single vCPU, seen in their guest trees.
+  const auto folded = [&] {
+    return guests[0]->read("/sys/fs/cgroup/system.slice/cpuset.cpus") == "0" &&
+           guests[1]->read("/sys/fs/cgroup/system.slice/cpuset.cpus") == "0";
+  };
+  EXPECT_TRUE(waitFor(folded, 10'000)) << capture("cat " + dir + "/hostd.log");
+
+  // The metrics page: hints, the applied CPUs from the acks, cooperation, delay.
+  std::string metrics;
+  ASSERT_TRUE(waitFor(
+      [&] {
+        metrics = httpGet(port, "/metrics");
+        return metrics.find("vcpufold_vm_applied_cpus{vm=\"vm2\"} 1") != std::string::npos;
+      },
+      5000))
+      << metrics;
+  EXPECT_NE(metrics.find("HTTP/1.1 200 OK"), std::string::npos);
+  for (const char* line : {"vcpufold_vm_hint_vcpus{vm=\"vm1\"} 1", "vcpufold_vm_agent_cooperative{vm=\"vm1\"} 1",
+                           "vcpufold_contention 1", "# TYPE vcpufold_tick_duration_seconds histogram",
+                           "vcpufold_vm_hints_sent_total{vm=\"vm1\"}", "vcpufold_vm_delay_ratio{vm=\"vm1\"} 0."})
+    EXPECT_NE(metrics.find(line), std::string::npos) << line << "\n" << metrics;
+  EXPECT_NE(httpGet(port, "/other").find("404"), std::string::npos);
+
+  // The status command prints one row per VM; status reports come from the agents.
+  const std::string status = capture(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir + "/hostd.toml status");
+  EXPECT_NE(status.find("contention"), std::string::npos) << status;
+  for (const char* vm : {"vm1 ", "vm2 "}) EXPECT_NE(status.find(vm), std::string::npos) << status;
+  EXPECT_NE(status.find("ready"), std::string::npos) << status;
+  EXPECT_NE(status.find("host"), std::string::npos) << "the agents report host control\n" << status;
+
+  // hostd stops: hints stop, leases run out, the agents fall back (steal is 0
+  // in their trees, so the fallback unfolds them).
+  hostd->signal(SIGTERM);
+  EXPECT_EQ(hostd->waitExit(5000), 0);
+  EXPECT_TRUE(waitFor([&] { return guests[0]->read("/sys/fs/cgroup/system.slice/cpuset.cpus") == "\n"; }, 5000))
+      << "the lease never ran out";
+  const std::string hostdLog = capture("cat " + dir + "/hostd.log");
+  EXPECT_NE(hostdLog.find("vm1: hint none -> 1: contention"), std::string::npos) << hostdLog;
+  EXPECT_NE(hostdLog.find("SIGTERM"), std::string::npos);
+}
