@@ -18,6 +18,8 @@ packages=(
   googletest libgtest-dev
   # the QEMU lab for end-to-end tests: guests boot a Debian kernel with a busybox initramfs
   qemu-system-x86 busybox-static cpio socat
+  # libvirt for the hostd end-to-end tests (started by hand where PID 1 is not systemd)
+  libvirt-daemon-system libvirt-clients
 )
 
 missing=()

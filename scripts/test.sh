@@ -25,14 +25,18 @@ step "dependencies"
 "$root/scripts/install-deps.sh"
 mkdir -p "$log_dir"
 
-# configure NAME CMAKE_ARGS...: one reused build tree per configuration.
+# build NAME [--target T] CMAKE_ARGS...: one reused build tree per configuration.
 build() {
-  local name=$1
+  local name=$1 target=()
   shift
+  if [[ ${1:-} == --target ]]; then
+    target=(--target "$2")
+    shift 2
+  fi
   step "configure and build: $name"
   cmake -S "$root" -B "$build_base/$name" -G Ninja -Wno-dev "$@" >"$log_dir/$name-configure.log" ||
     { cat "$log_dir/$name-configure.log"; return 1; }
-  cmake --build "$build_base/$name" -j "$jobs"
+  cmake --build "$build_base/$name" -j "$jobs" "${target[@]}"
 }
 
 run_tests() {
@@ -53,7 +57,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_tests sanitize -j "$jobs" -LE "e2e|packaging"
 
-build fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+build fuzz --target fuzz_targets -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DVCPUFOLD_FUZZ=ON -DVCPUFOLD_BUILD_TESTS=OFF -DVCPUFOLD_FUZZ_SECONDS="$fuzz_seconds"
 run_tests fuzz -L fuzz
 

@@ -16,6 +16,7 @@ std::string fixed(double value, int decimals) {
 
 std::string agentColumn(const ChannelSnapshot& channel) {
   if (channel.state == ChannelState::Ready) return channel.cooperative ? "ready" : "no-acks";
+  if (channel.state == ChannelState::Idle) return "-";  // not connected yet (or --oneshot)
   return channelStateName(channel.state);
 }
 

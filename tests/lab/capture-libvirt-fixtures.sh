@@ -9,21 +9,10 @@ out=$1
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 lab=${VCPUFOLD_LAB_DIR:-/var/tmp/vcpufold-lab}
 virsh="virsh -c qemu:///system"
-"$here/libvirt/libvirtd.sh"
-mapfile -t image < <(IMAGE=burn "$here/build-guest.sh" --add "$here/guest/burn.sh:/lab/burn.sh" | tail -2)
-mkdir -p "$lab/libvirt" "$out"
-render() {  # NAME CHANNEL_SOURCE
-  sed -e "s|@NAME@|$1|g" -e "s|@TYPE@|qemu|g" -e "s|@KERNEL@|${image[0]}|g" -e "s|@INITRD@|${image[1]}|g" \
-    -e "s|@CMDLINE@|console=ttyS0 panic=-1 quiet lab.run=burn|g" -e "s|@VCPUS@|4|g" \
-    -e "s|@CHANNEL_SOURCE@|$2|g" -e "s|@CONSOLE@|$lab/libvirt/$1.console.log|g" \
-    "$here/libvirt/domain.xml.in" >"$lab/libvirt/$1.xml"
-}
-render fixture-a "<source mode='bind' path='$lab/libvirt/fixture-a.hint.sock'/>"
-render fixture-b ""
-cleanup() { for d in fixture-a fixture-b; do $virsh destroy $d >/dev/null 2>&1 || true; $virsh undefine $d >/dev/null 2>&1 || true; done; }
+cleanup() { "$here/libvirt/guests.sh" stop fixture-a fixture-b; }
 trap cleanup EXIT
-cleanup
-for d in fixture-a fixture-b; do $virsh define "$lab/libvirt/$d.xml" >/dev/null; $virsh start $d >/dev/null; done
+"$here/libvirt/guests.sh" start burn fixture-a fixture-b
+mkdir -p "$out"
 sleep 25  # boot (TCG) and let the burners run
 for d in fixture-a fixture-b; do $virsh dumpxml $d >"$out/$d.live.xml"; done
 $virsh qemu-monitor-command fixture-a '{"execute":"query-cpus-fast"}' >"$out/fixture-a.query-cpus-fast.json"

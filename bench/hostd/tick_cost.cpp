@@ -1,0 +1,116 @@
+// Measures hostd's CPU cost per tick at fleet scale with a synthetic
+// inventory: N VMs x V vCPUs (default 1000 x 8), a third of them contended,
+// agents' status reports, hint state carried from tick to tick. A tick is
+// what the daemon does every interval between its I/O: derive every VM's
+// load from two samples, decide (allocation), encode every VM's hint as a
+// wire frame. Rendering the metrics page and the status table happens only
+// when they are requested (a scrape, `vcpufold-hostd status`); it is measured
+// and printed apart. Libvirt's RPC time and socket writes are I/O, not
+// hostd's CPU, and are not included.
+// Usage: vcpufold-bench-tick-cost [VMS=1000] [VCPUS=8] [TICKS=50]
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "vcpufold/hostd/metrics.h"
+#include "vcpufold/hostd/status_table.h"
+#include "vcpufold/hostd/tick.h"
+#include "vcpufold/protocol/codec.h"
+
+using namespace vcpufold::hostd;
+
+namespace {
+
+double cpuSeconds() {
+  timespec now{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int vms = argc > 1 ? std::atoi(argv[1]) : 1000;
+  const int vcpus = argc > 2 ? std::atoi(argv[2]) : 8;
+  const int ticks = argc > 3 ? std::atoi(argv[3]) : 50;
+  std::mt19937_64 random(1);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+
+  TickInputs inputs;
+  inputs.poolCpus = vms * vcpus / 3.0;  // 3:1 overcommit
+  inputs.poolSource = "synthetic";
+  inputs.hostBusyCpus = inputs.poolCpus * 0.95;
+  std::vector<std::vector<VcpuCounters>> counters(static_cast<std::size_t>(vms),
+                                                  std::vector<VcpuCounters>(static_cast<std::size_t>(vcpus)));
+  for (int i = 0; i < vms; ++i) {
+    VmRecord record;
+    record.name = "vm-" + std::to_string(i);
+    record.vcpus = static_cast<std::uint32_t>(vcpus);
+    record.channelSocket = "/var/lib/libvirt/qemu/channel/target/domain-" + std::to_string(i) + "/org.vcpufold.hint.0";
+    record.cgroupWeight = 100;
+    inputs.vms.push_back(record);
+    ChannelSnapshot channel;
+    channel.state = ChannelState::Ready;
+    channel.cooperative = i % 10 != 0;
+    channel.lastStatus = vcpufold::protocol::Status{unit(random) * vcpus, 300, 1000, vcpufold::protocol::CpuSet::range(0, 1),
+                                                    vcpufold::protocol::Control::Host};
+    inputs.channels[record.name] = channel;
+  }
+  std::map<std::string, HintState> state;
+  TickDurationHistogram histogram;
+  std::vector<double> costs;
+  std::vector<double> renderCosts;
+  std::size_t bytes = 0;
+  std::size_t renderedBytes = 0;
+  for (int tick = 0; tick <= ticks; ++tick) {
+    // New counters for this tick (the synthetic "sample"): busy VMs want all vCPUs.
+    inputs.previousSamples = std::move(inputs.samples);
+    inputs.samples.clear();
+    for (int i = 0; i < vms; ++i) {
+      const double busy = i % 3 == 0 ? 1.0 : unit(random);
+      for (auto& vcpu : counters[static_cast<std::size_t>(i)]) {
+        vcpu.runNs += static_cast<std::uint64_t>(busy * 4e8);
+        vcpu.delayNs += static_cast<std::uint64_t>(busy * 6e8);
+      }
+      inputs.samples[inputs.vms[static_cast<std::size_t>(i)].name] =
+          VmSample{counters[static_cast<std::size_t>(i)], static_cast<std::int64_t>(tick) * 1'000'000'000};
+    }
+    const double start = cpuSeconds();
+    const TickReport report = decideTick(AllocationConfig{3}, inputs, state, static_cast<std::uint64_t>(tick));
+    std::uint64_t seq = static_cast<std::uint64_t>(tick) * static_cast<std::uint64_t>(vms);
+    for (const auto& vm : report.vms) {
+      if (!vm.allocation.hint) continue;
+      auto line = vcpufold::protocol::encodeMessage(
+          vcpufold::protocol::Hint{++seq, *vm.allocation.hint, 3000, vcpufold::protocol::HintPolicy::Auto,
+                                   vm.allocation.reason.substr(0, 256)},
+          1);
+      bytes += line ? line->size() : 0;
+    }
+    const double cost = cpuSeconds() - start;
+    const std::string metrics = renderMetrics(report, histogram);
+    const std::string status = renderStatusTable(report, true);
+    const double renderCost = cpuSeconds() - start - cost;
+    histogram.observe(cost);
+    if (tick > 0) {  // the first tick has no previous sample
+      costs.push_back(cost);
+      renderCosts.push_back(renderCost);
+    }
+    renderedBytes += metrics.size() + status.size();
+  }
+  std::sort(costs.begin(), costs.end());
+  std::sort(renderCosts.begin(), renderCosts.end());
+  const double median = costs[costs.size() / 2] * 1000;
+  const double p95 = costs[costs.size() * 95 / 100] * 1000;
+  std::printf("hostd tick cost, %d VMs x %d vCPUs, %d ticks: median %.2f ms CPU, p95 %.2f ms, max %.2f ms "
+              "(target: under 20 ms); %.0f bytes of hints and %.0f of metrics and status a tick\n",
+              vms, vcpus, ticks, median, p95, costs.back() * 1000, static_cast<double>(bytes) / (ticks + 1),
+              static_cast<double>(renderedBytes) / (ticks + 1));
+  std::printf("on request: metrics page and status table together, median %.2f ms CPU\n",
+              renderCosts[renderCosts.size() / 2] * 1000);
+  return 0;
+}

@@ -1,0 +1,72 @@
+// vcpufold-hostd --oneshot against real TCG guests under libvirt
+// (qemu:///system): two 4-vCPU guests burn every vCPU on this machine's
+// pCPUs; hostd must list both, their run-queue delay and the hints it would
+// send. Skips, saying why, where QEMU or libvirt cannot run.
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <regex>
+#include <thread>
+
+#include "qemu_guest.h"
+
+namespace {
+
+std::string capture(const std::string& command) {
+  std::string output;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return output;
+  std::array<char, 4096> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe)) output += chunk.data();
+  ::pclose(pipe);
+  return output;
+}
+
+const std::string kGuests = VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/guests.sh";
+
+class HostdUnderLibvirt : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto reason = vcpufold::testing::labUnavailableReason()) GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
+    if (std::system("command -v libvirtd >/dev/null 2>&1") != 0)
+      GTEST_SKIP() << "end-to-end tests skipped: libvirtd is not installed (scripts/install-deps.sh installs it)";
+    const std::string started = capture(kGuests + " start burn vcpufold-e2e-a vcpufold-e2e-b");
+    started_ = true;
+    ASSERT_EQ(started.find("error"), std::string::npos) << started;
+  }
+  void TearDown() override {
+    if (started_) capture(kGuests + " stop vcpufold-e2e-a vcpufold-e2e-b");
+  }
+  bool started_ = false;
+};
+
+}  // namespace
+
+TEST_F(HostdUnderLibvirt, OneshotShowsTheGuestsTheirDelayAndHints) {
+  // TCG guests boot in seconds; poll until both burn (their vCPUs wait for pCPUs).
+  const std::regex row(R"(vcpufold-e2e-[ab]\s+4\s+auto\s+\S+\s+([0-9.]+)\s+([0-9]+)%\s+\S+\s+([0-9.]+)\s+([0-9]+))");
+  std::string output;
+  int rows = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+  while (std::chrono::steady_clock::now() < deadline) {
+    output = capture(std::string(VCPUFOLD_HOSTD_BINARY) + " --connect qemu:///system --oneshot");
+    rows = 0;
+    for (std::sregex_iterator it(output.begin(), output.end(), row), end; it != end; ++it) {
+      const double demand = std::stod((*it)[1]);
+      const int delayPercent = std::stoi((*it)[2]);
+      if (demand > 2.0 && delayPercent >= 30) ++rows;
+    }
+    if (rows == 2) break;
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+  std::printf("%s", output.c_str());
+  EXPECT_EQ(rows, 2) << "both guests with demand above 2 vCPUs and at least 30% run-queue delay:\n" << output;
+  EXPECT_NE(output.find(": contention"), std::string::npos) << output;
+  EXPECT_NE(output.find("vcpufold-e2e-a: contention"), std::string::npos) << output;
+  // One guest has an explicit channel path, the other libvirt's generated one.
+  EXPECT_NE(output.find("vcpufold-e2e-a.hint.sock"), std::string::npos) << output;
+  EXPECT_NE(output.find("/var/lib/libvirt/qemu/channel/target/"), std::string::npos) << output;
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Builds one vcpufold .deb from a build tree, checks what it ships, installs it
+# on this machine, runs the installed binary, then purges it and checks that
+# nothing it installed is left.
+# Usage: tests/packaging/deb_test.sh BUILD_DIR agent|hostd
+set -euo pipefail
+build=$1
+component=$2
+package=vcpufold-$component
+if [[ $(id -u) -ne 0 ]] || ! command -v dpkg >/dev/null; then
+  echo "[  SKIPPED ] installing a package needs root and dpkg"
+  exit 0
+fi
+if dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q installed; then
+  echo "[  SKIPPED ] $package is installed on this machine; not touching it"
+  exit 0
+fi
+
+case $component in
+  agent)
+    files=(./usr/sbin/vcpufold-agent ./lib/systemd/system/vcpufold-agent.service
+      ./lib/udev/rules.d/60-vcpufold-agent.rules ./etc/vcpufold/agent.toml ./usr/share/man/man8/vcpufold-agent.8)
+    unit_lines=('ProtectSystem=strict' 'ReadWritePaths=/sys/fs/cgroup -/sys/devices/system/cpu/preferred'
+      'RestrictAddressFamilies=AF_UNIX' 'ConditionVirtualization=vm' 'Restart=always'
+      'ExecStopPost=/usr/sbin/vcpufold-agent --restore')
+    ;;
+  hostd)
+    files=(./usr/sbin/vcpufold-hostd ./lib/systemd/system/vcpufold-hostd.service ./etc/vcpufold/hostd.toml
+      ./usr/share/man/man8/vcpufold-hostd.8 ./usr/share/doc/vcpufold-hostd/policy.md)
+    unit_lines=('ProtectSystem=strict' 'ReadWritePaths=/run/vcpufold' 'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6'
+      'NoNewPrivileges=yes' 'WantedBy=multi-user.target')
+    ;;
+  *) echo "unknown component $component" >&2; exit 2 ;;
+esac
+binary=/usr/sbin/$package
+unit=./lib/systemd/system/$package.service
+config=./etc/vcpufold/${component}.toml
+
+passed=0
+failed=0
+check() {
+  if eval "$2"; then passed=$((passed + 1)); else echo "FAILED: $1"; failed=$((failed + 1)); fi
+}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cpack --config "$build/CPackConfig.cmake" -B "$work" -G DEB >"$work/cpack.log" 2>&1 || { cat "$work/cpack.log"; exit 1; }
+deb=$(ls "$work"/"${package}"_*_amd64.deb)
+echo "package: $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"
+dpkg-deb -c "$deb" >"$work/contents"
+dpkg-deb -x "$deb" "$work/root"
+dpkg-deb -e "$deb" "$work/control"
+
+for path in "${files[@]}"; do check "ships $path" "grep -q ' $path\$' '$work/contents'"; done
+for line in "${unit_lines[@]}"; do check "unit has $line" "grep -qx -- '$line' '$work/root/$unit'"; done
+check "config is a conffile" "grep -qx ${config#.} '$work/control/conffiles'"
+check "shipped config is valid" "'$work/root$binary' --check-config --config '$work/root/$config' >/dev/null"
+check "binary is stripped" "! file '$work/root$binary' | grep -q 'not stripped'"
+if [[ $component == agent ]]; then
+  check "agent unit has no [Install] section (udev starts it)" "! grep -q '^\[Install\]' '$work/root/$unit'"
+  check "udev rule wants the unit for the port" \
+    "grep -q 'ATTR{name}==\"org.vcpufold.hint.0\".*SYSTEMD_WANTS}+=\"vcpufold-agent.service\"' '$work/root/lib/udev/rules.d/60-vcpufold-agent.rules'"
+fi
+
+snapshot() {
+  find /etc/vcpufold /lib/systemd/system /lib/udev/rules.d /usr/sbin "/usr/share/doc/$package" \
+    /usr/share/man/man8 /run/vcpufold 2>/dev/null | sort || true  # some are absent before install
+}
+snapshot >"$work/before"
+if dpkg -i "$deb" >"$work/install.log" 2>&1; then
+  check "installed binary runs" "$binary --version | grep -q '$package '"
+  check "installed config checks" "$binary --check-config >/dev/null"
+  check "installed man page" "test -f /usr/share/man/man8/$package.8"
+else
+  cat "$work/install.log"
+  check "dpkg -i succeeds" false
+fi
+dpkg --purge "$package" >"$work/purge.log" 2>&1 || cat "$work/purge.log"
+snapshot >"$work/after"
+check "purge leaves nothing behind" "diff '$work/before' '$work/after'"
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
