@@ -1,5 +1,7 @@
 #include "vcpufold/agent/cgroup_cpuset_actuator.h"
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -133,8 +135,11 @@ Expected<int> CgroupCpusetActuator::moveRootTasks() {
   auto procs = knobs_.fs().readFile(state_.cgroupRoot + "/cgroup.procs");
   if (!procs) return procs.error();
   int moved = 0;
+  // The agent itself stays out: folded onto one busy CPU it would answer the
+  // host late and be taken for a broken agent.
+  const std::string self = std::to_string(::getpid());
   for (const auto& pid : words(*procs)) {
-    if (pid == "1") continue;
+    if (pid == "1" || pid == self) continue;
     auto stat = knobs_.fs().readFile(std::string(paths::kProcDir) + "/" + pid + "/stat");
     if (!stat || isKernelThread(*stat)) continue;  // gone, or a kernel thread
     // A task may exit between the read and the write: not an error.

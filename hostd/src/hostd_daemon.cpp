@@ -108,6 +108,7 @@ struct HostdDaemon::Impl {
     ++ticks;
     if (auto refreshed = parts.inventory->refresh()) {
       records = std::move(*refreshed);
+      if (!lastInventoryError.empty()) log().info("inventory: {} answers again", parts.inventory->describe());
       lastInventoryError.clear();
     } else if (refreshed.error().message != lastInventoryError) {
       lastInventoryError = refreshed.error().message;

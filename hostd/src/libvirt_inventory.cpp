@@ -95,7 +95,8 @@ Expected<void> LibvirtInventory::ensureConnected() {
   state_->connection = virConnectOpen(uri_.c_str());
   if (!state_->connection) {
     state_->nextAttemptNs = now + state_->backoffNs;
-    state_->backoffNs = std::min<std::int64_t>(state_->backoffNs * 2, 30'000'000'000);
+    // libvirtd is local: trying every few seconds costs nothing and finds it back soon.
+    state_->backoffNs = std::min<std::int64_t>(state_->backoffNs * 2, 4'000'000'000);
     return libvirtError("cannot connect to " + uri_);
   }
   state_->backoffNs = 500'000'000;

@@ -61,7 +61,16 @@ Expected<std::vector<VmRecord>> QmpInventory::refresh() {
         continue;
       }
       vm.client = std::move(*client);
-      notes_.push_back(candidate.name + ": QMP connected (QEMU pid " + std::to_string(vm.client->peerPid()) + ")");
+      // QEMU's own -name, for the log: a socket that serves another VM than its file says is worth seeing.
+      std::string qemuName = "unnamed";
+      if (auto answer = vm.client->execute(R"({"execute":"query-name"})", kQmpTimeoutMs)) {
+        try {
+          qemuName = nlohmann::json::parse(*answer).value("name", "unnamed");
+        } catch (const nlohmann::json::exception&) {
+        }
+      }
+      notes_.push_back(candidate.name + ": QMP connected (QEMU pid " + std::to_string(vm.client->peerPid()) +
+                       ", -name " + qemuName + ")");
     }
     for (const auto& event : vm.client->drainEvents())
       notes_.push_back(candidate.name + ": QEMU event " + event.name + " " + event.detailJson);

@@ -9,8 +9,12 @@
 #include <chrono>
 #include <cstdio>
 #include <regex>
+#include <csignal>
+#include <functional>
 #include <thread>
 
+#include "child_process.h"
+#include "fixture_tree.h"
 #include "qemu_guest.h"
 
 namespace {
@@ -69,4 +73,40 @@ TEST_F(HostdUnderLibvirt, OneshotShowsTheGuestsTheirDelayAndHints) {
   // One guest has an explicit channel path, the other libvirt's generated one.
   EXPECT_NE(output.find("vcpufold-e2e-a.hint.sock"), std::string::npos) << output;
   EXPECT_NE(output.find("/var/lib/libvirt/qemu/channel/target/"), std::string::npos) << output;
+}
+
+TEST_F(HostdUnderLibvirt, DaemonKeepsItsVmsWhileLibvirtdRestarts) {
+  vcpufold::testing::FixtureTree work("");
+  const std::string dir = work.root().string();
+  const std::string hostd = VCPUFOLD_HOSTD_BINARY;
+  const std::string control = " --control-socket " + dir + "/hostd.sock";
+  vcpufold::testing::ChildProcess daemon(
+      hostd, {"--connect", "qemu:///system", "--metrics", "", "--control-socket", dir + "/hostd.sock"},
+      dir + "/hostd.log");
+  auto statusShowsBoth = [&] {
+    const std::string status = capture(hostd + control + " status");
+    return status.find("vcpufold-e2e-a ") != std::string::npos && status.find("vcpufold-e2e-b ") != std::string::npos;
+  };
+  auto waitFor = [](const std::function<bool()>& condition, int seconds) {
+    for (int i = 0; i < seconds * 4; ++i) {
+      if (condition()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    return condition();
+  };
+  ASSERT_TRUE(waitFor(statusShowsBoth, 30)) << capture("cat " + dir + "/hostd.log");
+
+  // libvirtd goes away: hostd keeps the VMs it knows and says why.
+  capture("pkill -x libvirtd; for i in $(seq 50); do pgrep -x libvirtd >/dev/null || break; sleep 0.1; done");
+  EXPECT_TRUE(waitFor([&] { return capture("cat " + dir + "/hostd.log").find("keeping the last known VMs") != std::string::npos; }, 15))
+      << capture("cat " + dir + "/hostd.log");
+  EXPECT_TRUE(statusShowsBoth()) << "the VMs run on without libvirtd";
+
+  // libvirtd comes back: hostd reconnects by itself.
+  capture(VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/libvirtd.sh");
+  EXPECT_TRUE(waitFor([&] { return capture("cat " + dir + "/hostd.log").find("answers again") != std::string::npos; }, 60))
+      << capture("cat " + dir + "/hostd.log");
+  EXPECT_TRUE(statusShowsBoth());
+  daemon.signal(SIGTERM);
+  EXPECT_EQ(daemon.waitExit(5000), 0);
 }

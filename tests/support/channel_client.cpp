@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "unix_socket.h"
 #include "vcpufold/protocol/version.h"
 
 namespace vcpufold::testing {
@@ -25,14 +26,9 @@ ChannelClient::~ChannelClient() { close(); }
 bool ChannelClient::connect(const std::string& path, int timeoutMs) {
   close();
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
   while (Clock::now() < deadline) {
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) return true;
-    ::close(fd_);
-    fd_ = -1;
+    fd_ = connectUnixSocket(path);
+    if (fd_ >= 0) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include "unix_socket.h"
+
 namespace vcpufold::testing {
 namespace {
 
@@ -22,31 +24,6 @@ bool onPath(const std::string& program) {
   return std::system(("command -v " + program + " >/dev/null 2>&1").c_str()) == 0;
 }
 
-int connectUnix(const std::string& path) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) return fd;
-  ::close(fd);
-  return -1;
-}
-
-// Reads from fd until `marker` and the end of its line are in buffer, or the deadline.
-bool readUntil(int fd, std::string& buffer, const std::string& marker, Clock::time_point deadline) {
-  for (;;) {
-    const auto at = buffer.find(marker);
-    if (at != std::string::npos && buffer.find('\n', at) != std::string::npos) return true;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) <= 0) return false;
-    char chunk[4096];
-    const ssize_t got = ::recv(fd, chunk, sizeof chunk, 0);
-    if (got <= 0) return false;
-    buffer.append(chunk, static_cast<std::size_t>(got));
-  }
-}
 
 }  // namespace
 
@@ -85,7 +62,8 @@ std::string QemuGuest::accelerator() {
   return hardware && std::filesystem::exists("/dev/kvm") ? "kvm" : "tcg";
 }
 
-QemuGuest::QemuGuest(QemuGuestSpec spec) : spec_(std::move(spec)) {
+QemuGuest::QemuGuest(QemuGuestSpec spec)
+    : spec_(std::move(spec)), control_((spec_.runDirectory / "ctl.sock").string()) {
   std::filesystem::create_directories(spec_.runDirectory);
   const auto dir = spec_.runDirectory.string();
   const bool kvm = accelerator() == "kvm";
@@ -104,7 +82,7 @@ QemuGuest::QemuGuest(QemuGuestSpec spec) : spec_(std::move(spec)) {
   process_ = std::make_unique<ChildProcess>("/usr/bin/qemu-system-x86_64", args, dir + "/qemu.log");
 }
 
-QemuGuest::~QemuGuest() { dropControl(); }
+QemuGuest::~QemuGuest() = default;
 
 std::string QemuGuest::hintSocket() const { return (spec_.runDirectory / "hint.sock").string(); }
 std::string QemuGuest::consoleLog() const { return (spec_.runDirectory / "console.log").string(); }
@@ -116,44 +94,9 @@ std::string QemuGuest::console() const {
   return text.str();
 }
 
-std::optional<QemuGuest::CommandResult> QemuGuest::run(const std::string& command, int timeoutMs) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
-  while (control_ < 0) {
-    if (Clock::now() >= deadline) return std::nullopt;
-    control_ = connectUnix((spec_.runDirectory / "ctl.sock").string());
-    if (control_ < 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      continue;
-    }
-    controlBuffer_.clear();
-    if (!readUntil(control_, controlBuffer_, "@@READY", deadline)) {
-      dropControl();
-      return std::nullopt;
-    }
-    controlBuffer_.clear();
-  }
-  const std::string line = command + "\n";
-  if (::send(control_, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size()) ||
-      !readUntil(control_, controlBuffer_, "@@DONE", deadline)) {
-    dropControl();  // the next command starts on a fresh connection
-    return std::nullopt;
-  }
-  const auto done = controlBuffer_.rfind("@@DONE");
-  const auto end = controlBuffer_.find('\n', done);
-  CommandResult result{std::atoi(controlBuffer_.c_str() + done + 7), controlBuffer_.substr(0, done)};
-  controlBuffer_.erase(0, end + 1);
-  return result;
-}
-
-void QemuGuest::dropControl() {
-  if (control_ >= 0) ::close(control_);
-  control_ = -1;
-  controlBuffer_.clear();
-}
-
 std::optional<std::string> QemuGuest::qmp(const std::string& command, int timeoutMs) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
-  const int fd = connectUnix((spec_.runDirectory / "qmp.sock").string());
+  const int fd = connectUnixSocket((spec_.runDirectory / "qmp.sock").string());
   if (fd < 0) return std::nullopt;
   std::string buffer;
   // Greeting, then capabilities negotiation, then the command; answers are
@@ -162,7 +105,7 @@ std::optional<std::string> QemuGuest::qmp(const std::string& command, int timeou
     for (;;) {
       const auto newline = buffer.find('\n');
       if (newline == std::string::npos) {
-        if (!readUntil(fd, buffer, "\n", deadline)) return std::nullopt;
+        if (!readUntilMarker(fd, buffer, "\n", deadline)) return std::nullopt;
         continue;
       }
       std::string line = buffer.substr(0, newline);
@@ -171,7 +114,7 @@ std::optional<std::string> QemuGuest::qmp(const std::string& command, int timeou
     }
   };
   std::optional<std::string> result;
-  if (readUntil(fd, buffer, "QMP", deadline)) {
+  if (readUntilMarker(fd, buffer, "QMP", deadline)) {
     buffer.erase(0, buffer.find('\n') + 1);
     const std::string capabilities = "{\"execute\":\"qmp_capabilities\"}\n";
     const std::string line = command + "\n";
@@ -183,9 +126,5 @@ std::optional<std::string> QemuGuest::qmp(const std::string& command, int timeou
   return result;
 }
 
-bool QemuGuest::waitReady(int timeoutMs) {
-  const auto result = run("true", timeoutMs);
-  return result && result->status == 0;
-}
 
 }  // namespace vcpufold::testing

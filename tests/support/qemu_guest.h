@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "child_process.h"
+#include "guest_control.h"
 
 namespace vcpufold::testing {
 
@@ -47,28 +48,20 @@ class QemuGuest {
   [[nodiscard]] std::string consoleLog() const;
   [[nodiscard]] std::string console() const;  // what the guest printed so far
 
-  struct CommandResult {
-    int status = -1;
-    std::string output;
-  };
-  // Runs a shell command in the guest through the control port. One
-  // connection serves every command: QEMU's chardev takes one client at a
-  // time, and bytes the guest writes while a reconnect is in flight are lost.
-  std::optional<CommandResult> run(const std::string& command, int timeoutMs);
+  using CommandResult = GuestControl::Result;
+  // Runs a shell command in the guest through the control port.
+  std::optional<CommandResult> run(const std::string& command, int timeoutMs) { return control_.run(command, timeoutMs); }
   // Polls the control port until the guest answers.
-  bool waitReady(int timeoutMs);
+  bool waitReady(int timeoutMs) { return control_.waitReady(timeoutMs); }
   // Sends one QMP command (a JSON object) and returns QEMU's answer line
   // ({"return": ...} or {"error": ...}), skipping events; nullopt on timeout.
   std::optional<std::string> qmp(const std::string& command, int timeoutMs);
   [[nodiscard]] bool running() { return process_ && process_->running(); }
 
  private:
-  void dropControl();
-
   QemuGuestSpec spec_;
   std::unique_ptr<ChildProcess> process_;
-  int control_ = -1;
-  std::string controlBuffer_;
+  GuestControl control_;
 };
 
 }  // namespace vcpufold::testing

@@ -4,7 +4,9 @@
 #                                    run /lab/PAYLOAD.sh; half of them get an explicit
 #                                    channel socket path, the others libvirt's generated one
 #   guests.sh stop NAME...           destroy and undefine them
-# Starts virtlogd/libvirtd first when none runs. Env: VCPUFOLD_LAB_DIR, VCPUS (4).
+# Starts virtlogd/libvirtd first when none runs. Env: VCPUFOLD_LAB_DIR, VCPUS (4),
+# GUEST_BINS (host binaries to copy into the image, with their libraries).
+# Each guest's control port is $VCPUFOLD_LAB_DIR/libvirt/NAME.ctl.sock.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 lab=${VCPUFOLD_LAB_DIR:-/var/tmp/vcpufold-lab}
@@ -16,7 +18,10 @@ case $command in
     payload=$1
     shift
     "$here/libvirtd.sh"
-    mapfile -t image < <(IMAGE=$payload "$here/../build-guest.sh" --add "$here/../guest/$payload.sh:/lab/$payload.sh" | tail -2)
+    bins=()
+    for binary in ${GUEST_BINS:-}; do bins+=(--bin "$binary"); done
+    mapfile -t image < <(IMAGE=$payload "$here/../build-guest.sh" --add "$here/../guest/$payload.sh:/lab/$payload.sh" \
+      "${bins[@]}" | tail -2)
     mkdir -p "$lab/libvirt"
     explicit=1
     for name in "$@"; do
@@ -26,6 +31,7 @@ case $command in
       sed -e "s|@NAME@|$name|g" -e "s|@TYPE@|qemu|g" -e "s|@KERNEL@|${image[0]}|g" -e "s|@INITRD@|${image[1]}|g" \
         -e "s|@CMDLINE@|console=ttyS0 panic=-1 quiet lab.run=$payload|g" -e "s|@VCPUS@|${VCPUS:-4}|g" \
         -e "s|@CHANNEL_SOURCE@|$source|g" -e "s|@CONSOLE@|$lab/libvirt/$name.console.log|g" \
+        -e "s|@CONTROL_SOCKET@|$lab/libvirt/$name.ctl.sock|g" \
         "$here/domain.xml.in" >"$lab/libvirt/$name.xml"
       $virsh destroy "$name" >/dev/null 2>&1 || true
       $virsh undefine "$name" >/dev/null 2>&1 || true

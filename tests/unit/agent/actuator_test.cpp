@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -118,7 +120,9 @@ TEST(CgroupCpuset, FoldsTopLevelCgroupsAndRestoresExactly) {
   tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
   tree.write("/sys/fs/cgroup/pinned.slice/cpuset.cpus", "3\n");  // restricts itself
   tree.write("/sys/fs/cgroup/wide.slice/cpuset.cpus", "0-7\n");  // covers every online CPU: no restriction
-  tree.write("/sys/fs/cgroup/cgroup.procs", "1\n2\n77\n");
+  const std::string self = std::to_string(::getpid());
+  tree.write("/sys/fs/cgroup/cgroup.procs", "1\n2\n77\n" + self + "\n");
+  tree.write("/proc/" + self + "/stat", hostStat("user-odd-comm"));
   tree.write("/proc/1/stat", hostStat("init"));
   tree.write("/proc/2/stat", hostStat("kthreadd"));
   tree.write("/proc/77/stat", hostStat("user-odd-comm"));
@@ -140,7 +144,7 @@ TEST(CgroupCpuset, FoldsTopLevelCgroupsAndRestoresExactly) {
   tree.write("/sys/fs/cgroup/vcpufold.fold/cpuset.cpus", "\n");
   auto second = actuator.apply(CpuSet{0, 1}, 1000);
   ASSERT_TRUE(second) << second.error().message;
-  EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cgroup.procs"), "77") << "not PID 1, not kthreadd";
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cgroup.procs"), "77") << "not PID 1, not kthreadd, not the agent";
   EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cpuset.cpus"), "0-1");
 
   // Unchanged input writes nothing.
