@@ -5,9 +5,8 @@
 // hostd, the agent and the guest come and go. Every wait is bounded and
 // polled. Skips, saying why, where QEMU or libvirt cannot run.
 
-#include <signal.h>
-
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <array>
 #include <chrono>
@@ -21,6 +20,9 @@
 #include "guest_control.h"
 #include "qemu_guest.h"
 
+using vcpufold::testing::runShell;
+using vcpufold::testing::waitUntil;
+
 using vcpufold::testing::ChildProcess;
 using vcpufold::testing::FixtureTree;
 using vcpufold::testing::GuestControl;
@@ -33,61 +35,48 @@ const std::string kGuests = VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/guests.sh";
 const std::string kLabDir = "/var/tmp/vcpufold-lab";
 const std::string kPolicyUri = "https://vcpufold.org/xmlns/policy/1";
 
-std::string capture(const std::string& command) {
-  std::string output;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return output;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe)) output += chunk.data();
-  ::pclose(pipe);
-  return output;
-}
-
-bool waitFor(const std::function<bool()>& condition, int timeoutMs) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
-  while (Clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return condition();
-}
-
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 class FoldEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (auto reason = vcpufold::testing::labUnavailableReason()) GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
+    if (auto reason = vcpufold::testing::labUnavailableReason())
+      GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
     if (std::system("command -v libvirtd >/dev/null 2>&1") != 0)
-      GTEST_SKIP() << "end-to-end tests skipped: libvirtd is not installed (scripts/install-deps.sh installs it)";
-    const std::string started =
-        capture("GUEST_BINS='" VCPUFOLD_AGENT_BINARY "' " + kGuests + " start fold-lab vcpufold-fold-a vcpufold-fold-b");
+      GTEST_SKIP() << "end-to-end tests skipped: libvirtd is not installed "
+                      "(scripts/install-deps.sh installs it)";
+    const std::string started = runShell("GUEST_BINS='" VCPUFOLD_AGENT_BINARY "' " + kGuests +
+                                         " start fold-lab vcpufold-fold-a vcpufold-fold-b");
     started_ = true;
     ASSERT_EQ(started.find("error"), std::string::npos) << started;
     for (const char* name : {"vcpufold-fold-a", "vcpufold-fold-b"})
       controls_.push_back(std::make_unique<GuestControl>(kLabDir + "/libvirt/" + name + ".ctl.sock"));
     for (auto& control : controls_) ASSERT_TRUE(control->waitReady(180'000)) << "a guest did not boot";
     work_.write("/hostd.toml", "[hostd]\ninterval_ms = " + std::to_string(kTickMs) +
-                                   "\nttl_ticks = 3\nunfold_delay_ticks = 2\n[metrics]\naddress = \"\"\n[control]\nsocket = \"" +
+                                   "\nttl_ticks = 3\nunfold_delay_ticks = "
+                                   "2\n[metrics]\naddress = \"\"\n[control]\nsocket = \"" +
                                    dir() + "/hostd.sock\"\n");
   }
 
   void TearDown() override {
     if (HasFailure()) {
-      std::printf("hostd log:\n%s\n", capture("tail -40 " + dir() + "/hostd.log").c_str());
+      std::printf("hostd log:\n%s\n", runShell("tail -40 " + dir() + "/hostd.log").c_str());
       for (auto& control : controls_)
-        if (auto log = control->run("tail -20 /tmp/lab/agent.log", 10'000)) std::printf("agent log:\n%s\n", log->output.c_str());
+        if (auto log = control->run("tail -20 /tmp/lab/agent.log", 10'000))
+          std::printf("agent log:\n%s\n", log->output.c_str());
     }
     hostd_.reset();
-    if (started_) capture(kGuests + " stop vcpufold-fold-a vcpufold-fold-b");
+    if (started_) runShell(kGuests + " stop vcpufold-fold-a vcpufold-fold-b");
   }
 
   std::string dir() const { return work_.root().string(); }
   void startHostd() {
-    hostd_ = std::make_unique<ChildProcess>(VCPUFOLD_HOSTD_BINARY, std::vector<std::string>{"--config", dir() + "/hostd.toml"},
-                                            dir() + "/hostd.log");
+    hostd_ = std::make_unique<ChildProcess>(
+        VCPUFOLD_HOSTD_BINARY, std::vector<std::string>{"--config", dir() + "/hostd.toml"}, dir() + "/hostd.log");
   }
-  std::string status() { return capture(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir() + "/hostd.toml status"); }
+  std::string status() {
+    return runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir() + "/hostd.toml status");
+  }
   // The status row of a VM, split into columns.
   std::vector<std::string> row(const std::string& vm) {
     std::istringstream lines(status());
@@ -98,7 +87,8 @@ class FoldEndToEnd : public ::testing::Test {
     }
     return {};
   }
-  // Columns: VM VCPUS POLICY AGENT DEMAND DELAY WEIGHT SHARE HINT APPLIED CONTROL
+  // Columns: VM VCPUS POLICY AGENT DEMAND DELAY WEIGHT SHARE HINT APPLIED
+  // CONTROL
   bool rowIs(const std::string& vm, std::size_t column, const std::string& value) {
     const auto columns = row(vm);
     return columns.size() > column && columns[column] == value;
@@ -109,7 +99,9 @@ class FoldEndToEnd : public ::testing::Test {
   }
   // The CPUs the four burners last ran on (/proc/<pid>/stat field 39).
   std::multiset<int> burnerCpus(int index) {
-    std::istringstream lines(guest(index, "for p in $(cat /tmp/lab/burners); do cut -d' ' -f39 /proc/$p/stat; done"));
+    std::istringstream lines(guest(index,
+                                   "for p in $(cat /tmp/lab/burners); do cut -d' ' -f39 "
+                                   "/proc/$p/stat; done"));
     std::multiset<int> cpus;
     for (int cpu; lines >> cpu;) cpus.insert(cpu);
     return cpus;
@@ -136,63 +128,71 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   const std::string b = "vcpufold-fold-b";
   startHostd();
 
-  // Discovery through libvirt; channels up, versions agreed, agents acknowledging.
-  ASSERT_TRUE(waitFor([&] { return rowIs(a, 3, "ready") && rowIs(b, 3, "ready"); }, 60'000)) << status();
-  // Eight busy vCPUs on this machine's pCPUs: contention, one vCPU each, applied in the guests.
-  ASSERT_TRUE(waitFor([&] { return rowIs(a, 8, "1") && rowIs(a, 9, "0") && rowIs(b, 9, "0"); }, 30'000)) << status();
+  // Discovery through libvirt; channels up, versions agreed, agents
+  // acknowledging.
+  ASSERT_TRUE(waitUntil([&] { return rowIs(a, 3, "ready") && rowIs(b, 3, "ready"); }, 60'000, 250)) << status();
+  // Eight busy vCPUs on this machine's pCPUs: contention, one vCPU each,
+  // applied in the guests.
+  ASSERT_TRUE(waitUntil([&] { return rowIs(a, 8, "1") && rowIs(a, 9, "0") && rowIs(b, 9, "0"); }, 30'000, 250))
+      << status();
   EXPECT_TRUE(rowIs(a, 10, "host")) << status();
-  EXPECT_TRUE(waitFor([&] { return burnersOnlyOn(0, {0}) && burnersOnlyOn(1, {0}); }, 60'000))
+  EXPECT_TRUE(waitUntil([&] { return burnersOnlyOn(0, {0}) && burnersOnlyOn(1, {0}); }, 60'000, 250))
       << "CPU-bound tasks did not move onto CPU 0";
   EXPECT_EQ(guest(0, "cat /sys/fs/cgroup/vcpufold.fold/cpuset.cpus.effective"), "0\n");
 
   // A policy change with virsh metadata is in force within two ticks.
   auto changed = Clock::now();
-  capture("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
-          " --key vcpufold --set '<policy mode=\"fixed\" vcpus=\"2\"/>' --live");
-  ASSERT_TRUE(waitFor([&] { return rowIs(a, 8, "2"); }, 10'000)) << status();
+  runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
+           " --key vcpufold --set '<policy mode=\"fixed\" vcpus=\"2\"/>' --live");
+  ASSERT_TRUE(waitUntil([&] { return rowIs(a, 8, "2"); }, 10'000, 250)) << status();
   const double policySeconds = secondsSince(changed);
   std::printf("policy change to hint: %.2f s (tick %.1f s)\n", policySeconds, kTickMs / 1000.0);
   EXPECT_LE(policySeconds, 2 * kTickMs / 1000.0 + 0.6) << "status is polled, so allow one poll of slack";
-  EXPECT_TRUE(waitFor([&] { return burnersOnlyOn(0, {0, 1}) && !burnersOnlyOn(0, {0}); }, 60'000));
+  EXPECT_TRUE(waitUntil([&] { return burnersOnlyOn(0, {0, 1}) && !burnersOnlyOn(0, {0}); }, 60'000, 250));
 
   // Policy off: all vCPUs, the guest unfolds, tasks spread.
-  capture("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
-          " --key vcpufold --set '<policy mode=\"off\"/>' --live");
-  ASSERT_TRUE(waitFor([&] { return rowIs(a, 8, "4") && rowIs(a, 9, "0-3"); }, 10'000)) << status();
-  EXPECT_TRUE(waitFor([&] { return burnersSpread(0); }, 60'000)) << "burners did not spread after policy off";
+  runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
+           " --key vcpufold --set '<policy mode=\"off\"/>' --live");
+  ASSERT_TRUE(waitUntil([&] { return rowIs(a, 8, "4") && rowIs(a, 9, "0-3"); }, 10'000, 250)) << status();
+  EXPECT_TRUE(waitUntil([&] { return burnersSpread(0); }, 60'000, 250)) << "burners did not spread after policy off";
   EXPECT_EQ(guest(0, "ls -d /sys/fs/cgroup/vcpufold.fold 2>&1 | grep -c 'No such'"), "1\n")
       << "unfolded means no restriction left";
-  capture("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
-          " --key vcpufold --set '<policy mode=\"auto\"/>' --live");
+  runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
+           " --key vcpufold --set '<policy mode=\"auto\"/>' --live");
 
   // hostd killed: the lease (3 ticks) runs out and the guest's fallback takes
   // over within ttl plus one agent interval.
-  ASSERT_TRUE(waitFor([&] { return rowIs(b, 8, "1"); }, 10'000));
+  ASSERT_TRUE(waitUntil([&] { return rowIs(b, 8, "1"); }, 10'000, 250));
   hostd_->signal(SIGKILL);
   ASSERT_TRUE(hostd_->waitExit(5000));
   const auto killed = Clock::now();
-  ASSERT_TRUE(waitFor([&] { return guest(1, "grep -c 'expired' /tmp/lab/agent.log") != "0\n"; }, 20'000));
+  ASSERT_TRUE(waitUntil([&] { return guest(1, "grep -c 'expired' /tmp/lab/agent.log") != "0\n"; }, 20'000, 250));
   const double fallbackSeconds = secondsSince(killed);
-  std::printf("hostd killed to guest fallback: %.2f s (lease %.1f s + agent interval 0.5 s)\n", fallbackSeconds,
-              3 * kTickMs / 1000.0);
+  std::printf(
+      "hostd killed to guest fallback: %.2f s (lease %.1f s + agent "
+      "interval 0.5 s)\n",
+      fallbackSeconds, 3 * kTickMs / 1000.0);
   EXPECT_LE(fallbackSeconds, 3 * kTickMs / 1000.0 + 0.5 + 1.5) << "the guest command channel adds up to a second";
 
   // hostd restarted: the agents resync (hello, hint, ack).
   startHostd();
-  EXPECT_TRUE(waitFor([&] { return rowIs(a, 3, "ready") && rowIs(b, 3, "ready") && rowIs(b, 10, "host"); }, 30'000))
+  EXPECT_TRUE(
+      waitUntil([&] { return rowIs(a, 3, "ready") && rowIs(b, 3, "ready") && rowIs(b, 10, "host"); }, 30'000, 250))
       << status();
 
   // The agent killed hard: --restore leaves the guest unfolded.
   guest(1, "kill -9 $(cat /tmp/lab/agent.pid)");
   EXPECT_NE(guest(1, "ls -d /sys/fs/cgroup/vcpufold.fold"), "") << "folded state left by the killed agent";
-  const std::string restored = guest(1, "vcpufold-agent --restore 2>&1; echo rc=$?; ls -d /sys/fs/cgroup/vcpufold.fold 2>&1");
+  const std::string restored = guest(1,
+                                     "vcpufold-agent --restore 2>&1; echo rc=$?; ls -d "
+                                     "/sys/fs/cgroup/vcpufold.fold 2>&1");
   EXPECT_NE(restored.find("rc=0"), std::string::npos) << restored;
   EXPECT_NE(restored.find("No such file"), std::string::npos) << restored;
-  EXPECT_TRUE(waitFor([&] { return burnersSpread(1); }, 60'000));
+  EXPECT_TRUE(waitUntil([&] { return burnersSpread(1); }, 60'000, 250));
 
   // The guest reboots: its agent comes back and hostd reconnects.
-  capture("virsh -c qemu:///system reset " + a);
+  runShell("virsh -c qemu:///system reset " + a);
   controls_[0]->reset();
   ASSERT_TRUE(controls_[0]->waitReady(180'000)) << "the guest did not come back";
-  EXPECT_TRUE(waitFor([&] { return rowIs(a, 3, "ready") && rowIs(a, 9, "0"); }, 60'000)) << status();
+  EXPECT_TRUE(waitUntil([&] { return rowIs(a, 3, "ready") && rowIs(a, 9, "0"); }, 60'000, 250)) << status();
 }

@@ -7,42 +7,37 @@
 
 #include <array>
 #include <chrono>
-#include <cstdio>
-#include <regex>
 #include <csignal>
+#include <cstdio>
 #include <functional>
+#include <regex>
 #include <thread>
 
 #include "child_process.h"
 #include "fixture_tree.h"
 #include "qemu_guest.h"
 
-namespace {
+using vcpufold::testing::runShell;
+using vcpufold::testing::waitUntil;
 
-std::string capture(const std::string& command) {
-  std::string output;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return output;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe)) output += chunk.data();
-  ::pclose(pipe);
-  return output;
-}
+namespace {
 
 const std::string kGuests = VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/guests.sh";
 
 class HostdUnderLibvirt : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (auto reason = vcpufold::testing::labUnavailableReason()) GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
+    if (auto reason = vcpufold::testing::labUnavailableReason())
+      GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
     if (std::system("command -v libvirtd >/dev/null 2>&1") != 0)
-      GTEST_SKIP() << "end-to-end tests skipped: libvirtd is not installed (scripts/install-deps.sh installs it)";
-    const std::string started = capture(kGuests + " start burn vcpufold-e2e-a vcpufold-e2e-b");
+      GTEST_SKIP() << "end-to-end tests skipped: libvirtd is not installed "
+                      "(scripts/install-deps.sh installs it)";
+    const std::string started = runShell(kGuests + " start burn vcpufold-e2e-a vcpufold-e2e-b");
     started_ = true;
     ASSERT_EQ(started.find("error"), std::string::npos) << started;
   }
   void TearDown() override {
-    if (started_) capture(kGuests + " stop vcpufold-e2e-a vcpufold-e2e-b");
+    if (started_) runShell(kGuests + " stop vcpufold-e2e-a vcpufold-e2e-b");
   }
   bool started_ = false;
 };
@@ -50,13 +45,14 @@ class HostdUnderLibvirt : public ::testing::Test {
 }  // namespace
 
 TEST_F(HostdUnderLibvirt, OneshotShowsTheGuestsTheirDelayAndHints) {
-  // TCG guests boot in seconds; poll until both burn (their vCPUs wait for pCPUs).
+  // TCG guests boot in seconds; poll until both burn (their vCPUs wait for
+  // pCPUs).
   const std::regex row(R"(vcpufold-e2e-[ab]\s+4\s+auto\s+\S+\s+([0-9.]+)\s+([0-9]+)%\s+\S+\s+([0-9.]+)\s+([0-9]+))");
   std::string output;
   int rows = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
   while (std::chrono::steady_clock::now() < deadline) {
-    output = capture(std::string(VCPUFOLD_HOSTD_BINARY) + " --connect qemu:///system --oneshot");
+    output = runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --connect qemu:///system --oneshot");
     rows = 0;
     for (std::sregex_iterator it(output.begin(), output.end(), row), end; it != end; ++it) {
       const double demand = std::stod((*it)[1]);
@@ -67,7 +63,9 @@ TEST_F(HostdUnderLibvirt, OneshotShowsTheGuestsTheirDelayAndHints) {
     std::this_thread::sleep_for(std::chrono::seconds(2));
   }
   std::printf("%s", output.c_str());
-  EXPECT_EQ(rows, 2) << "both guests with demand above 2 vCPUs and at least 30% run-queue delay:\n" << output;
+  EXPECT_EQ(rows, 2) << "both guests with demand above 2 vCPUs and at least "
+                        "30% run-queue delay:\n"
+                     << output;
   EXPECT_NE(output.find(": contention"), std::string::npos) << output;
   EXPECT_NE(output.find("vcpufold-e2e-a: contention"), std::string::npos) << output;
   // One guest has an explicit channel path, the other libvirt's generated one.
@@ -84,28 +82,26 @@ TEST_F(HostdUnderLibvirt, DaemonKeepsItsVmsWhileLibvirtdRestarts) {
       hostd, {"--connect", "qemu:///system", "--metrics", "", "--control-socket", dir + "/hostd.sock"},
       dir + "/hostd.log");
   auto statusShowsBoth = [&] {
-    const std::string status = capture(hostd + control + " status");
+    const std::string status = runShell(hostd + control + " status");
     return status.find("vcpufold-e2e-a ") != std::string::npos && status.find("vcpufold-e2e-b ") != std::string::npos;
   };
-  auto waitFor = [](const std::function<bool()>& condition, int seconds) {
-    for (int i = 0; i < seconds * 4; ++i) {
-      if (condition()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    }
-    return condition();
-  };
-  ASSERT_TRUE(waitFor(statusShowsBoth, 30)) << capture("cat " + dir + "/hostd.log");
+  ASSERT_TRUE(waitUntil(statusShowsBoth, 30000, 250)) << runShell("cat " + dir + "/hostd.log");
 
   // libvirtd goes away: hostd keeps the VMs it knows and says why.
-  capture("pkill -x libvirtd; for i in $(seq 50); do pgrep -x libvirtd >/dev/null || break; sleep 0.1; done");
-  EXPECT_TRUE(waitFor([&] { return capture("cat " + dir + "/hostd.log").find("keeping the last known VMs") != std::string::npos; }, 15))
-      << capture("cat " + dir + "/hostd.log");
+  runShell(
+      "pkill -x libvirtd; for i in $(seq 50); do pgrep -x libvirtd "
+      ">/dev/null || break; sleep 0.1; done");
+  EXPECT_TRUE(waitUntil(
+      [&] { return runShell("cat " + dir + "/hostd.log").find("keeping the last known VMs") != std::string::npos; },
+      15000, 250))
+      << runShell("cat " + dir + "/hostd.log");
   EXPECT_TRUE(statusShowsBoth()) << "the VMs run on without libvirtd";
 
   // libvirtd comes back: hostd reconnects by itself.
-  capture(VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/libvirtd.sh");
-  EXPECT_TRUE(waitFor([&] { return capture("cat " + dir + "/hostd.log").find("answers again") != std::string::npos; }, 60))
-      << capture("cat " + dir + "/hostd.log");
+  runShell(VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/libvirtd.sh");
+  EXPECT_TRUE(waitUntil(
+      [&] { return runShell("cat " + dir + "/hostd.log").find("answers again") != std::string::npos; }, 60000, 250))
+      << runShell("cat " + dir + "/hostd.log");
   EXPECT_TRUE(statusShowsBoth());
   daemon.signal(SIGTERM);
   EXPECT_EQ(daemon.waitExit(5000), 0);

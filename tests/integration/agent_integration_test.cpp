@@ -1,9 +1,8 @@
 // The real vcpufold-agent binary on a unix-listen socket, with --root on a
 // copy of a captured guest tree, driven by a test host. Every wait is bounded.
 
-#include <signal.h>
-
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <thread>
@@ -12,6 +11,8 @@
 #include "child_process.h"
 #include "fixture_tree.h"
 #include "vcpufold/protocol/cpulist.h"
+
+using vcpufold::testing::waitUntil;
 
 using namespace vcpufold::protocol;
 using vcpufold::testing::ChannelClient;
@@ -28,18 +29,18 @@ class AgentIntegration : public ::testing::Test {
  protected:
   void SetUp() override {
     tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nsample_ms = 50\n");
-    tree_.write("/sys/fs/cgroup/cgroup.procs", "");  // no user tasks in the root cgroup
+    tree_.write("/sys/fs/cgroup/cgroup.procs",
+                "");  // no user tasks in the root cgroup
     tree_.write(kSystemSliceCpus, "\n");
     socket_ = (tree_.root() / "agent.sock").string();
     logFile_ = (tree_.root() / "agent.log").string();
   }
 
   std::unique_ptr<ChildProcess> startAgent() {
-    return std::make_unique<ChildProcess>(
-        VCPUFOLD_AGENT_BINARY,
-        std::vector<std::string>{"--root", tree_.root().string(), "--port", "unix-listen:" + socket_, "--log-level",
-                                 "debug"},
-        logFile_);
+    return std::make_unique<ChildProcess>(VCPUFOLD_AGENT_BINARY,
+                                          std::vector<std::string>{"--root", tree_.root().string(), "--port",
+                                                                   "unix-listen:" + socket_, "--log-level", "debug"},
+                                          logFile_);
   }
 
   // Connects and consumes the agent's hello.
@@ -59,15 +60,6 @@ class AgentIntegration : public ::testing::Test {
 
 Hint hint(std::uint64_t seq, std::uint32_t vcpus, std::uint32_t ttlMs = 3000) {
   return Hint{seq, vcpus, ttlMs, HintPolicy::Auto, "integration test"};
-}
-
-bool waitFor(const std::function<bool()>& condition, int timeoutMs) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return condition();
 }
 
 }  // namespace
@@ -110,11 +102,13 @@ TEST_F(AgentIntegration, HelloHintsErrorsAndCleanStop) {
   error = host.receiveType<ErrorMessage>(kWaitMs);
   ASSERT_TRUE(error);
   EXPECT_FALSE(error->seq);
-  ASSERT_TRUE(host.sendRaw(R"({"v":1,"type":"reboot","seq":3})" "\n"));
+  ASSERT_TRUE(host.sendRaw(R"({"v":1,"type":"reboot","seq":3})"
+                           "\n"));
   error = host.receiveType<ErrorMessage>(kWaitMs);
   ASSERT_TRUE(error);
   EXPECT_NE(error->reason.find("type"), std::string::npos);
-  // A 1 MiB line is dropped and reported; the agent still serves hints after it.
+  // A 1 MiB line is dropped and reported; the agent still serves hints after
+  // it.
   ASSERT_TRUE(host.sendRaw(std::string(1 << 20, 'x') + "\n"));
   error = host.receiveType<ErrorMessage>(kWaitMs);
   ASSERT_TRUE(error);
@@ -158,11 +152,13 @@ TEST_F(AgentIntegration, ExpiredLeaseHandsOverToTheFallback) {
   // fallback decides; steal is 0 in the fixture, so it unfolds a core a step.
   const auto start = std::chrono::steady_clock::now();
   auto status = host.receiveUntil(
-      [](const Message& m) { return std::holds_alternative<Status>(m) && std::get<Status>(m).control == Control::Fallback; },
+      [](const Message& m) {
+        return std::holds_alternative<Status>(m) && std::get<Status>(m).control == Control::Fallback;
+      },
       2000);
   ASSERT_TRUE(status) << "fallback did not take over";
   EXPECT_LE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1000));
-  EXPECT_TRUE(waitFor([&] { return cpusetCpus() == "\n"; }, 3000)) << "fallback never unfolded: " << cpusetCpus();
+  EXPECT_TRUE(waitUntil([&] { return cpusetCpus() == "\n"; }, 3000)) << "fallback never unfolded: " << cpusetCpus();
 }
 
 TEST_F(AgentIntegration, ReconnectingHostGetsAFreshHello) {
@@ -187,7 +183,7 @@ TEST_F(AgentIntegration, SigkillThenRestoreUnfolds) {
   ASSERT_TRUE(agent->waitExit(kWaitMs));
   EXPECT_EQ(cpusetCpus(), "0") << "a killed agent cannot clean up";
   EXPECT_EQ(vcpufold::testing::runToCompletion(VCPUFOLD_AGENT_BINARY, {"--restore", "--root", tree_.root().string()},
-                                              logFile_, kWaitMs),
+                                               logFile_, kWaitMs),
             0);
   EXPECT_EQ(cpusetCpus(), "\n");
   EXPECT_FALSE(tree_.fs().exists(kStateFile));

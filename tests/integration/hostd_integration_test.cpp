@@ -3,12 +3,11 @@
 // on unix-listen beside each: hint, ack and status round trips, the metrics
 // page, the status command, and what happens when hostd stops.
 
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <array>
 #include <chrono>
@@ -18,29 +17,13 @@
 #include "child_process.h"
 #include "fixture_tree.h"
 
+using vcpufold::testing::runShell;
+using vcpufold::testing::waitUntil;
+
 using vcpufold::testing::ChildProcess;
 using vcpufold::testing::FixtureTree;
 
 namespace {
-
-bool waitFor(const std::function<bool()>& condition, int timeoutMs) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return condition();
-}
-
-std::string capture(const std::string& command) {
-  std::string output;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return output;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe)) output += chunk.data();
-  ::pclose(pipe);
-  return output;
-}
 
 // A free TCP port on loopback for the metrics page.
 int freePort() {
@@ -88,34 +71,42 @@ TEST(HostdIntegration, QmpVmsWithRealAgents) {
     guest->write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
     // Four busy vCPU threads per VM: 8 on this machine's pCPUs is contention.
     processes.push_back(std::make_unique<ChildProcess>(
-        VCPUFOLD_EMULATED_VM, std::vector<std::string>{"--name", vm, "--dir", dir, "--vcpus", "4", "--busy", "4", "--seconds", "120"},
+        VCPUFOLD_EMULATED_VM,
+        std::vector<std::string>{"--name", vm, "--dir", dir, "--vcpus", "4", "--busy", "4", "--seconds", "120"},
         dir + "/" + vm + ".vm.log"));
-    processes.push_back(std::make_unique<ChildProcess>(
-        VCPUFOLD_AGENT_BINARY,
-        std::vector<std::string>{"--root", guest->root().string(), "--port", "unix-listen:" + dir + "/" + vm + ".hint.sock"},
-        dir + "/" + vm + ".agent.log"));
+    processes.push_back(
+        std::make_unique<ChildProcess>(VCPUFOLD_AGENT_BINARY,
+                                       std::vector<std::string>{"--root", guest->root().string(), "--port",
+                                                                "unix-listen:" + dir + "/" + vm + ".hint.sock"},
+                                       dir + "/" + vm + ".agent.log"));
     guests.push_back(std::move(guest));
   }
-  ASSERT_TRUE(waitFor([&] { return work.fs().exists("/vm1.qmp") && work.fs().exists("/vm2.hint.sock") &&
-                                   work.fs().exists("/vm2.qmp") && work.fs().exists("/vm1.hint.sock"); },
-                      5000));
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        return work.fs().exists("/vm1.qmp") && work.fs().exists("/vm2.hint.sock") && work.fs().exists("/vm2.qmp") &&
+               work.fs().exists("/vm1.hint.sock");
+      },
+      5000));
   const int port = freePort();
-  work.write("/hostd.toml", "[hostd]\ninterval_ms = 300\nttl_ticks = 3\n[inventory]\nbackend = \"qmp\"\nqmp_directory = \"" +
-                                dir + "\"\n[metrics]\naddress = \"127.0.0.1:" + std::to_string(port) +
-                                "\"\n[control]\nsocket = \"" + dir + "/hostd.sock\"\n");
-  auto hostd = std::make_unique<ChildProcess>(VCPUFOLD_HOSTD_BINARY,
-                                              std::vector<std::string>{"--config", dir + "/hostd.toml"}, dir + "/hostd.log");
+  work.write("/hostd.toml",
+             "[hostd]\ninterval_ms = 300\nttl_ticks = 3\n[inventory]\nbackend = "
+             "\"qmp\"\nqmp_directory = \"" +
+                 dir + "\"\n[metrics]\naddress = \"127.0.0.1:" + std::to_string(port) + "\"\n[control]\nsocket = \"" +
+                 dir + "/hostd.sock\"\n");
+  auto hostd = std::make_unique<ChildProcess>(
+      VCPUFOLD_HOSTD_BINARY, std::vector<std::string>{"--config", dir + "/hostd.toml"}, dir + "/hostd.log");
 
   // Both agents fold to the hinted single vCPU, seen in their guest trees.
   const auto folded = [&] {
     return guests[0]->read("/sys/fs/cgroup/system.slice/cpuset.cpus") == "0" &&
            guests[1]->read("/sys/fs/cgroup/system.slice/cpuset.cpus") == "0";
   };
-  EXPECT_TRUE(waitFor(folded, 10'000)) << capture("cat " + dir + "/hostd.log");
+  EXPECT_TRUE(waitUntil(folded, 10'000)) << runShell("cat " + dir + "/hostd.log");
 
-  // The metrics page: hints, the applied CPUs from the acks, cooperation, delay.
+  // The metrics page: hints, the applied CPUs from the acks, cooperation,
+  // delay.
   std::string metrics;
-  ASSERT_TRUE(waitFor(
+  ASSERT_TRUE(waitUntil(
       [&] {
         metrics = httpGet(port, "/metrics");
         return metrics.find("vcpufold_vm_applied_cpus{vm=\"vm2\"} 1") != std::string::npos;
@@ -129,8 +120,9 @@ TEST(HostdIntegration, QmpVmsWithRealAgents) {
     EXPECT_NE(metrics.find(line), std::string::npos) << line << "\n" << metrics;
   EXPECT_NE(httpGet(port, "/other").find("404"), std::string::npos);
 
-  // The status command prints one row per VM; status reports come from the agents.
-  const std::string status = capture(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir + "/hostd.toml status");
+  // The status command prints one row per VM; status reports come from the
+  // agents.
+  const std::string status = runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir + "/hostd.toml status");
   EXPECT_NE(status.find("contention"), std::string::npos) << status;
   for (const char* vm : {"vm1 ", "vm2 "}) EXPECT_NE(status.find(vm), std::string::npos) << status;
   EXPECT_NE(status.find("ready"), std::string::npos) << status;
@@ -140,9 +132,9 @@ TEST(HostdIntegration, QmpVmsWithRealAgents) {
   // in their trees, so the fallback unfolds them).
   hostd->signal(SIGTERM);
   EXPECT_EQ(hostd->waitExit(5000), 0);
-  EXPECT_TRUE(waitFor([&] { return guests[0]->read("/sys/fs/cgroup/system.slice/cpuset.cpus") == "\n"; }, 5000))
+  EXPECT_TRUE(waitUntil([&] { return guests[0]->read("/sys/fs/cgroup/system.slice/cpuset.cpus") == "\n"; }, 5000))
       << "the lease never ran out";
-  const std::string hostdLog = capture("cat " + dir + "/hostd.log");
+  const std::string hostdLog = runShell("cat " + dir + "/hostd.log");
   EXPECT_NE(hostdLog.find("vm1: hint none -> 1: contention"), std::string::npos) << hostdLog;
   EXPECT_NE(hostdLog.find("SIGTERM"), std::string::npos);
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -64,6 +65,25 @@ long ChildProcess::rssKib() const {
   for (std::string line; std::getline(status, line);)
     if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
   return -1;
+}
+
+std::string runShell(const std::string& command) {
+  std::string output;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return output;
+  char chunk[4096];
+  while (std::fgets(chunk, sizeof chunk, pipe)) output += chunk;
+  ::pclose(pipe);
+  return output;
+}
+
+bool waitUntil(const std::function<bool()>& condition, int timeoutMs, int pollMs) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(pollMs));
+  }
+  return condition();
 }
 
 int runToCompletion(const std::string& binary, const std::vector<std::string>& args, const std::string& logFile,

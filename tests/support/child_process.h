@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,12 @@ class ChildProcess {
   pid_t pid_ = -1;
   std::optional<int> status_;
 };
+
+// Runs a shell command line to completion; returns what it printed (stdout and stderr).
+std::string runShell(const std::string& command);
+
+// Polls condition every pollMs until it holds or timeoutMs passes; returns its last value.
+bool waitUntil(const std::function<bool()>& condition, int timeoutMs, int pollMs = 50);
 
 // Runs a command to completion (bounded) and returns its exit status.
 int runToCompletion(const std::string& binary, const std::vector<std::string>& args, const std::string& logFile,
