@@ -129,6 +129,12 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
       out.hint = target;
       out.state = HintState{target, 0, 0};
       out.reason = context + " -> " + targetText;
+    } else if (result.contention && out.share < before.hint + config.unfoldMarginCpus) {
+      // A share hovering just above a core boundary (load noise, QEMU's own threads) holds the hint.
+      out.hint = before.hint;
+      out.state = HintState{before.hint, 0, 0};
+      out.reason = context + " -> holding " + std::to_string(before.hint) + " vCPUs (share within " +
+                   twoDecimals(config.unfoldMarginCpus) + " of it)";
     } else {
       const std::uint32_t ticks = before.unfoldTicks + 1;
       const std::uint32_t candidate = before.unfoldTicks == 0 ? target : std::min(before.unfoldTarget, target);

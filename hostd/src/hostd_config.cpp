@@ -7,7 +7,7 @@ namespace vcpufold::hostd {
 namespace {
 
 const std::set<std::string> kKnownKeys = {
-    "hostd.interval_ms", "hostd.reserve_cpus",   "hostd.unfold_delay_ticks", "hostd.ttl_ticks", "hostd.log_level",
+    "hostd.interval_ms", "hostd.reserve_cpus",   "hostd.unfold_delay_ticks", "hostd.unfold_margin_cpus", "hostd.ttl_ticks", "hostd.log_level",
     "inventory.backend", "inventory.libvirt_uri", "inventory.qmp_directory", "metrics.address", "control.socket"};
 const std::set<std::string> kVmKeys = {"name", "qmp_socket", "hint_socket", "mode", "vcpus", "min_vcpus", "max_vcpus",
                                        "weight"};
@@ -92,6 +92,7 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
   reader.integer("hostd.interval_ms", config.intervalMs);
   reader.number("hostd.reserve_cpus", config.reserveCpus);
   reader.integer("hostd.unfold_delay_ticks", config.unfoldDelayTicks);
+  reader.number("hostd.unfold_margin_cpus", config.unfoldMarginCpus);
   reader.integer("hostd.ttl_ticks", config.ttlTicks);
   reader.string("hostd.log_level", config.logLevel);
   std::string backend = inventoryKindName(config.inventory);
@@ -153,6 +154,8 @@ Expected<void> validateHostdConfig(const HostdConfig& config) {
   if (!(config.reserveCpus >= 0 && config.reserveCpus <= 4096))
     problems.push_back("hostd.reserve_cpus: must be 0..4096");
   if (config.unfoldDelayTicks > 100) problems.push_back("hostd.unfold_delay_ticks: out of range 0..100");
+  if (!(config.unfoldMarginCpus >= 0 && config.unfoldMarginCpus <= 4))
+    problems.push_back("hostd.unfold_margin_cpus: out of range 0..4");
   if (config.ttlTicks < 2 || config.ttlTicks > 100)
     problems.push_back("hostd.ttl_ticks: " + std::to_string(config.ttlTicks) + " is out of range 2..100");
   else if (static_cast<std::uint64_t>(config.ttlTicks) * config.intervalMs > 600000)

@@ -136,7 +136,7 @@ struct HostdDaemon::Impl {
       if (previousTicks && host->ticks) inputs.hostBusyCpus = busyCpus(*previousTicks, *host->ticks, host->pool.cpus);
       previousTicks = host->ticks;
     }
-    const AllocationConfig allocation{parts.config.unfoldDelayTicks};
+    const AllocationConfig allocation{parts.config.unfoldDelayTicks, parts.config.unfoldMarginCpus};
     latest = decideTick(allocation, inputs, hintState, ticks);
     previousSamples = std::move(inputs.samples);
 
@@ -247,7 +247,7 @@ Expected<TickReport> HostdDaemon::observeOnce(HostdParts& parts) {
     inputs.channels[vm.name] = assumed;
   }
   std::map<std::string, HintState> state;
-  return decideTick(AllocationConfig{parts.config.unfoldDelayTicks}, inputs, state, 1);
+  return decideTick(AllocationConfig{parts.config.unfoldDelayTicks, parts.config.unfoldMarginCpus}, inputs, state, 1);
 }
 
 }  // namespace vcpufold::hostd

@@ -1,7 +1,8 @@
-// vcpufold-hostd --oneshot against real TCG guests under libvirt
+// vcpufold-hostd against real TCG guests under libvirt
 // (qemu:///system): two 4-vCPU guests burn every vCPU on this machine's
-// pCPUs; hostd must list both, their run-queue delay and the hints it would
-// send. Skips, saying why, where QEMU or libvirt cannot run.
+// pCPUs; --oneshot must list both, their run-queue delay and the hints it
+// would send, and the daemon must keep its VMs while libvirtd restarts.
+// Skips, saying why, where QEMU or libvirt cannot run.
 
 #include <gtest/gtest.h>
 
@@ -27,11 +28,9 @@ const std::string kGuests = VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/guests.sh";
 class HostdUnderLibvirt : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (auto reason = vcpufold::testing::labUnavailableReason())
-      GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
+    if (auto reason = vcpufold::testing::labUnavailableReason()) GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
     if (std::system("command -v libvirtd >/dev/null 2>&1") != 0)
-      GTEST_SKIP() << "end-to-end tests skipped: libvirtd is not installed "
-                      "(scripts/install-deps.sh installs it)";
+      GTEST_SKIP() << "end-to-end tests skipped: libvirtd is not installed (scripts/install-deps.sh installs it)";
     const std::string started = runShell(kGuests + " start burn vcpufold-e2e-a vcpufold-e2e-b");
     started_ = true;
     ASSERT_EQ(started.find("error"), std::string::npos) << started;
@@ -44,7 +43,7 @@ class HostdUnderLibvirt : public ::testing::Test {
 
 }  // namespace
 
-TEST_F(HostdUnderLibvirt, OneshotShowsTheGuestsTheirDelayAndHints) {
+TEST_F(HostdUnderLibvirt, OneshotThenDaemonThroughALibvirtdRestart) {
   // TCG guests boot in seconds; poll until both burn (their vCPUs wait for
   // pCPUs).
   const std::regex row(R"(vcpufold-e2e-[ab]\s+4\s+auto\s+\S+\s+([0-9.]+)\s+([0-9]+)%\s+\S+\s+([0-9.]+)\s+([0-9]+))");
@@ -71,9 +70,9 @@ TEST_F(HostdUnderLibvirt, OneshotShowsTheGuestsTheirDelayAndHints) {
   // One guest has an explicit channel path, the other libvirt's generated one.
   EXPECT_NE(output.find("vcpufold-e2e-a.hint.sock"), std::string::npos) << output;
   EXPECT_NE(output.find("/var/lib/libvirt/qemu/channel/target/"), std::string::npos) << output;
-}
 
-TEST_F(HostdUnderLibvirt, DaemonKeepsItsVmsWhileLibvirtdRestarts) {
+  // Then the daemon, which must keep its VMs while libvirtd restarts (one
+  // scenario: booting the guests is the slow part).
   vcpufold::testing::FixtureTree work("");
   const std::string dir = work.root().string();
   const std::string hostd = VCPUFOLD_HOSTD_BINARY;

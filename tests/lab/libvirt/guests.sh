@@ -5,6 +5,7 @@
 #                                    channel socket path, the others libvirt's generated one
 #   guests.sh stop NAME...           destroy and undefine them
 # Starts virtlogd/libvirtd first when none runs. Env: VCPUFOLD_LAB_DIR, VCPUS (4),
+# DOMAIN_TYPE (qemu = TCG, the default; kvm where hardware virtualization is real),
 # GUEST_BINS (host binaries to copy into the image, with their libraries).
 # Each guest's control port is $VCPUFOLD_LAB_DIR/libvirt/NAME.ctl.sock.
 set -euo pipefail
@@ -28,7 +29,7 @@ case $command in
       source=""
       [[ $explicit == 1 ]] && source="<source mode='bind' path='$lab/libvirt/$name.hint.sock'/>"
       explicit=$((1 - explicit))
-      sed -e "s|@NAME@|$name|g" -e "s|@TYPE@|qemu|g" -e "s|@KERNEL@|${image[0]}|g" -e "s|@INITRD@|${image[1]}|g" \
+      sed -e "s|@NAME@|$name|g" -e "s|@TYPE@|${DOMAIN_TYPE:-qemu}|g" -e "s|@KERNEL@|${image[0]}|g" -e "s|@INITRD@|${image[1]}|g" \
         -e "s|@CMDLINE@|console=ttyS0 panic=-1 quiet lab.run=$payload|g" -e "s|@VCPUS@|${VCPUS:-4}|g" \
         -e "s|@CHANNEL_SOURCE@|$source|g" -e "s|@CONSOLE@|$lab/libvirt/$name.console.log|g" \
         -e "s|@CONTROL_SOCKET@|$lab/libvirt/$name.ctl.sock|g" \

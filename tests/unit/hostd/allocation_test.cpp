@@ -134,6 +134,18 @@ TEST(Allocation, FoldAtOnceUnfoldAfterTheDelay) {
   EXPECT_EQ(hints[0][0], 1u);
 }
 
+TEST(Allocation, ShareHoveringAtACoreBoundaryHoldsTheHint) {
+  const AllocationConfig config{0, 0.25};
+  std::map<std::string, HintState> state;
+  // a's share moves between 0.95 and 1.15 CPUs as the capacity wobbles: hint 1 throughout.
+  for (double capacity : {1.90, 2.30, 1.95, 2.25, 2.10, 1.92}) {
+    const auto hints = run(config, capacity, {vm("a", 4, 4), vm("b", 4, 4)}, 1, state);
+    EXPECT_EQ(hints[0][0], 1u) << "capacity " << capacity;
+  }
+  // A share that clears the margin unfolds.
+  EXPECT_EQ(run(config, 2.6, {vm("a", 4, 4), vm("b", 4, 4)}, 1, state)[0][0], 2u);
+}
+
 TEST(Allocation, FlickeringDemandDoesNotFlap) {
   const AllocationConfig config{3};
   std::map<std::string, HintState> state;
@@ -211,7 +223,8 @@ TEST(Allocation, RandomisedConvergenceAndStepResponse) {
   std::mt19937_64 random(7);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (int round = 0; round < 500; ++round) {
-    const AllocationConfig config{static_cast<std::uint32_t>(random() % 5)};
+    // No margin here: the step response of the delay alone.
+    const AllocationConfig config{static_cast<std::uint32_t>(random() % 5), 0.0};
     std::vector<VmDemand> vms;
     const int count = 2 + static_cast<int>(random() % 5);
     for (int i = 0; i < count; ++i) vms.push_back(vm("vm" + std::to_string(i), 2 + static_cast<std::uint32_t>(random() % 8), 0));
@@ -227,7 +240,7 @@ TEST(Allocation, RandomisedConvergenceAndStepResponse) {
     // Step change: new demands. Folds land on the next tick; unfolds within the delay.
     for (auto& d : vms) d.observedDemand = unit(random) * d.vcpus;
     std::map<std::string, HintState> fresh;
-    const auto target = run(AllocationConfig{0}, capacity, vms, 1, fresh).front();
+    const auto target = run(AllocationConfig{0, 0.0}, capacity, vms, 1, fresh).front();
     const auto after = run(config, capacity, vms, static_cast<int>(config.unfoldDelayTicks) + 1, state);
     for (std::size_t i = 0; i < vms.size(); ++i) {
       const auto before = steady.back()[i];

@@ -10,7 +10,8 @@
 //              hint is its share rounded up to whole guest cores, clamped to
 //              [min-vcpus, min(vCPUs, max-vcpus)]
 //   fold at once; unfold only when a larger hint has been asked for
-//   `unfoldDelayTicks` ticks in a row (no flapping under steady load)
+//   `unfoldDelayTicks` ticks in a row and the share clears the current hint by
+//   `unfoldMarginCpus` (no flapping under steady load, nor around a core boundary)
 //   VMs without a working agent, and VMs whose policy is off, fixed or guest,
 //   take part at their demand and keep their own entitlement; only the
 //   cooperative ones are hinted. docs/allocation.md explains why.
@@ -46,6 +47,7 @@ struct HintState {
 
 struct AllocationConfig {
   std::uint32_t unfoldDelayTicks = 3;  // 0: unfold at once
+  double unfoldMarginCpus = 0.25;      // under contention, a share this close above the hint holds it
 };
 
 struct VmAllocation {

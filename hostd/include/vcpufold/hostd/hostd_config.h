@@ -30,6 +30,7 @@ struct HostdConfig {
   std::uint32_t intervalMs = 1000;        // the tick; 100..60000
   double reserveCpus = 0.0;               // pCPUs kept from VMs; 0..pool
   std::uint32_t unfoldDelayTicks = 3;     // ticks a larger hint must hold before unfolding; 0..100
+  double unfoldMarginCpus = 0.25;         // a share must clear the hint by this much to unfold; 0..4
   std::uint32_t ttlTicks = 3;             // a hint's lease, in ticks; 2..100
   std::string logLevel = "info";
   // [inventory]
