@@ -78,7 +78,7 @@ say "starting vcpufold-hostd (log: $work/hostd.log, metrics: http://127.0.0.1:94
 hostd_pid=$!
 watch_table "$seconds" "12 busy vCPUs on $(nproc) pCPUs: hostd folds every guest to its fair share"
 
-say "demo-web gets five times the weight: virsh metadata ... '<policy mode=\"auto\" weight=\"300\"/>'"
+say "demo-web gets five times the weight: virsh metadata ... '<policy mode=\"auto\" weight=\"500\"/>'"
 $virsh metadata demo-web --uri https://vcpufold.org/xmlns/policy/1 --key vcpufold \
   --set '<policy mode="auto" weight="500"/>' --live
 say "demo-batch is pinned to 2 vCPUs: '<policy mode=\"fixed\" vcpus=\"2\"/>'"
