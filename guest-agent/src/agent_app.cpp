@@ -3,8 +3,9 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include "vcpufold/common/daemon_support.h"
 #include <thread>
 
 #include "vcpufold/agent/agent_daemon.h"
@@ -20,13 +21,6 @@
 namespace vcpufold::agent {
 namespace {
 
-std::shared_ptr<spdlog::logger> makeLogger(const std::string& level) {
-  auto logger = spdlog::stderr_color_mt("vcpufold-agent");
-  // journald adds its own timestamps; a terminal gets them from the pattern.
-  logger->set_pattern(::isatty(STDERR_FILENO) ? "%Y-%m-%d %H:%M:%S.%e %^%l%$ %v" : "%l: %v");
-  logger->set_level(spdlog::level::from_str(level));
-  return logger;
-}
 
 Expected<AgentConfig> loadConfig(const AgentOptions& options) {
   const RootedFs fs(options.root);
@@ -160,7 +154,7 @@ int checkConfig(const AgentOptions& options) {
 }
 
 int runRestore(const AgentOptions& options) {
-  auto log = makeLogger(options.logLevel.value_or("info"));
+  auto log = makeDaemonLogger("vcpufold-agent", options.logLevel.value_or("info"));
   const RootedFs fs(options.root);
   if (auto done = restoreEverything(fs, *log); !done) {
     log->error("restore: {}", done.error().message);
@@ -176,7 +170,7 @@ int runAgent(const AgentOptions& options) {
     std::fprintf(stderr, "vcpufold-agent: %s\n", config.error().message.c_str());
     return 1;
   }
-  auto log = makeLogger(config->logLevel);
+  auto log = makeDaemonLogger("vcpufold-agent", config->logLevel);
   const RootedFs fs(options.root);
   auto topology = readTopology(fs);
   if (!topology) {
@@ -215,7 +209,7 @@ int runOneshot(const AgentOptions& options) {
     std::fprintf(stderr, "vcpufold-agent: %s\n", config.error().message.c_str());
     return 1;
   }
-  auto log = makeLogger(config->logLevel);
+  auto log = makeDaemonLogger("vcpufold-agent", config->logLevel);
   const RootedFs fs(options.root);
   auto topology = readTopology(fs);
   if (!topology) {

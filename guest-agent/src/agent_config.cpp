@@ -1,8 +1,10 @@
 #include "vcpufold/agent/agent_config.h"
 
+#include "vcpufold/common/daemon_support.h"
+#include "vcpufold/common/toml_text.h"
+
 #include <algorithm>
 #include <set>
-#include <toml++/toml.h>
 #include <vector>
 
 namespace vcpufold::agent {
@@ -61,11 +63,6 @@ void collectKeys(const toml::table& table, const std::string& prefix, std::vecto
   }
 }
 
-std::string joined(const std::vector<std::string>& problems) {
-  std::string text;
-  for (const auto& problem : problems) text += (text.empty() ? "" : "\n") + problem;
-  return text;
-}
 
 }  // namespace
 
@@ -76,14 +73,9 @@ const char* actuatorChoiceName(ActuatorChoice choice) {
 }
 
 Expected<AgentConfig> parseAgentConfig(std::string_view text, const std::string& source) {
-  toml::table table;
-  try {
-    table = toml::parse(text, source);
-  } catch (const toml::parse_error& error) {
-    const auto& where = error.source().begin;
-    return Error{source + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) + ": " +
-                 std::string(error.description())};
-  }
+  auto parsed = parseTomlText(text, source);
+  if (!parsed) return parsed.error();
+  const toml::table& table = *parsed;
   AgentConfig config;
   std::vector<std::string> problems;
   collectKeys(table, "", problems);
@@ -109,7 +101,7 @@ Expected<AgentConfig> parseAgentConfig(std::string_view text, const std::string&
   reader.read("fallback.low_threshold", config.lowThresholdBp);
   reader.read("cpuset.move_root_tasks", config.moveRootTasks);
   if (auto valid = validateAgentConfig(config); !valid) problems.push_back(valid.error().message);
-  if (!problems.empty()) return Error{source + ":\n" + joined(problems)};
+  if (!problems.empty()) return Error{source + ":\n" + joinLines(problems)};
   return config;
 }
 
@@ -130,7 +122,7 @@ Expected<void> validateAgentConfig(const AgentConfig& config) {
   static const std::set<std::string> kLevels = {"trace", "debug", "info", "warn", "error"};
   if (!kLevels.count(config.logLevel))
     problems.push_back("agent.log_level: \"" + config.logLevel + "\" is not one of trace, debug, info, warn, error");
-  if (!problems.empty()) return Error{joined(problems)};
+  if (!problems.empty()) return Error{joinLines(problems)};
   return {};
 }
 

@@ -3,8 +3,9 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include "vcpufold/common/daemon_support.h"
 
 #include "vcpufold/hostd/hostd_daemon.h"
 #include "vcpufold/hostd/libvirt_inventory.h"
@@ -17,12 +18,6 @@ namespace {
 
 constexpr const char* kDefaultConfig = "/etc/vcpufold/hostd.toml";
 
-std::shared_ptr<spdlog::logger> makeLogger(const std::string& level) {
-  auto logger = spdlog::stderr_color_mt("vcpufold-hostd");
-  logger->set_pattern(::isatty(STDERR_FILENO) ? "%Y-%m-%d %H:%M:%S.%e %^%l%$ %v" : "%l: %v");
-  logger->set_level(spdlog::level::from_str(level));
-  return logger;
-}
 
 Expected<HostdConfig> loadConfig(const HostdOptions& options) {
   const std::string path = options.configPath.empty() ? kDefaultConfig : options.configPath;
@@ -80,7 +75,7 @@ int runHostd(const HostdOptions& options) {
     std::fprintf(stderr, "vcpufold-hostd: %s\n", config.error().message.c_str());
     return 1;
   }
-  auto log = makeLogger(config->logLevel);
+  auto log = makeDaemonLogger("vcpufold-hostd", config->logLevel);
   const RootedFs fs(options.root);
   HostdParts parts{*config, fs, makeInventory(*config, fs), log};
   return HostdDaemon(std::move(parts)).run();
@@ -92,7 +87,7 @@ int runHostdOneshot(const HostdOptions& options) {
     std::fprintf(stderr, "vcpufold-hostd: %s\n", config.error().message.c_str());
     return 1;
   }
-  auto log = makeLogger(config->logLevel);
+  auto log = makeDaemonLogger("vcpufold-hostd", config->logLevel);
   const RootedFs fs(options.root);
   HostdParts parts{*config, fs, makeInventory(*config, fs), log};
   std::printf("vcpufold-hostd %s --oneshot: %s, sampling for %u ms\n", VCPUFOLD_VERSION,

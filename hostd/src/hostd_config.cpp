@@ -1,7 +1,9 @@
 #include "vcpufold/hostd/hostd_config.h"
 
+#include "vcpufold/common/daemon_support.h"
+#include "vcpufold/common/toml_text.h"
+
 #include <set>
-#include <toml++/toml.h>
 
 namespace vcpufold::hostd {
 namespace {
@@ -55,25 +57,15 @@ class Reader {
   std::vector<std::string>& problems_;
 };
 
-std::string joined(const std::vector<std::string>& problems) {
-  std::string text;
-  for (const auto& problem : problems) text += (text.empty() ? "" : "\n") + problem;
-  return text;
-}
 
 }  // namespace
 
 const char* inventoryKindName(InventoryKind kind) { return kind == InventoryKind::Libvirt ? "libvirt" : "qmp"; }
 
 Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string& source) {
-  toml::table table;
-  try {
-    table = toml::parse(text, source);
-  } catch (const toml::parse_error& error) {
-    const auto& where = error.source().begin;
-    return Error{source + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) + ": " +
-                 std::string(error.description())};
-  }
+  auto parsed = parseTomlText(text, source);
+  if (!parsed) return parsed.error();
+  toml::table& table = *parsed;
   HostdConfig config;
   std::vector<std::string> problems;
   for (const auto& [key, node] : table) {
@@ -125,8 +117,8 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
       vmReader.string("hint_socket", vm.hintSocket);
       std::string mode = "auto";
       vmReader.string("mode", mode);
-      if (auto parsed = foldModeFromName(mode))
-        vm.policy.mode = *parsed;
+      if (auto modeParsed = foldModeFromName(mode))
+        vm.policy.mode = *modeParsed;
       else
         problems.push_back(prefix + "mode: \"" + mode + "\" is not one of auto, off, fixed, guest");
       vmReader.optionalInteger("vcpus", vm.policy.fixedVcpus);
@@ -143,7 +135,7 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
     problems.push_back("vm: expected [[vm]] tables");
   }
   if (auto valid = validateHostdConfig(config); !valid) problems.push_back(valid.error().message);
-  if (!problems.empty()) return Error{source + ":\n" + joined(problems)};
+  if (!problems.empty()) return Error{source + ":\n" + joinLines(problems)};
   return config;
 }
 
@@ -167,11 +159,7 @@ Expected<void> validateHostdConfig(const HostdConfig& config) {
   std::set<std::string> names;
   for (const auto& vm : config.qmpVms)
     if (!names.insert(vm.name).second) problems.push_back("vm: the name \"" + vm.name + "\" appears twice");
-  if (!problems.empty()) {
-    std::string text;
-    for (const auto& problem : problems) text += (text.empty() ? "" : "\n") + problem;
-    return Error{text};
-  }
+  if (!problems.empty()) return Error{joinLines(problems)};
   return {};
 }
 
