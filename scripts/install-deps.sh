@@ -20,6 +20,10 @@ packages=(
   qemu-system-x86 busybox-static cpio socat
   # libvirt for the hostd end-to-end tests (started by hand where PID 1 is not systemd)
   libvirt-daemon-system libvirt-clients
+  # the packaged agent's end-to-end test boots a Debian guest with systemd, built by debootstrap
+  debootstrap
+  # the benches' plots
+  gnuplot-nox
 )
 
 missing=()

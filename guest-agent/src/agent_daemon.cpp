@@ -187,7 +187,11 @@ void AgentDaemon::onFrame(const std::string& frame, std::int64_t nowMs) {
 }
 
 void AgentDaemon::onHint(const protocol::Hint& hint, std::int64_t nowMs) {
+  const std::int64_t receivedNs = monotonicNs();
   apply(controller_.onHint(hint, nowMs), nowMs, hint.seq);
+  // Monotonic time, so a latency measurement can line this up with hostd's log.
+  parts_.log->debug("hint seq {} ({} vCPUs) received at {:.3f} ms, applied in {:.3f} ms", hint.seq, hint.vcpus,
+                    static_cast<double>(receivedNs) / 1e6, static_cast<double>(monotonicNs() - receivedNs) / 1e6);
 }
 
 void AgentDaemon::onSample() {

@@ -1,0 +1,145 @@
+// vcpufold-emulated-vm: a process that looks like a VM to the host scheduler
+// and to hostd, for the contention bench and the integration tests (not part
+// of the product). See usage() and bench/contention/README.md.
+
+#include <bit>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "guest_tree.h"
+#include "guest_workload.h"
+#include "qmp_responder.h"
+
+namespace {
+
+volatile std::sig_atomic_t stopping = 0;
+void onSignal(int) { stopping = 1; }
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: vcpufold-emulated-vm --name NAME --dir DIR --vcpus N [--busy K] [--seconds S]\n"
+               "                            [--workload compute|spinlock] [--guest-tree ROOT]\n"
+               "  Runs N vCPU threads; K guest tasks (default 0) keep the first K preferred vCPUs busy.\n"
+               "  Serves QMP on DIR/NAME.qmp (query-cpus-fast gives the threads' host ids).\n"
+               "  Reads the task count from DIR/NAME.load when that file exists (changeable at run time).\n"
+               "  Writes DIR/NAME.stats every 100 ms (operations, run_ns, wait_ns, preferred) and appends\n"
+               "  each change of preferred vCPUs and of the task count to DIR/NAME.preferred.log and\n"
+               "  DIR/NAME.tasks.log (\"MONOTONIC_NS COUNT\").\n"
+               "  With --guest-tree: publishes ROOT/proc/stat (steal = the threads' run-queue delay) and\n"
+               "  follows ROOT/sys/devices/system/cpu/preferred, for a vcpufold-agent run with --root ROOT.\n");
+}
+
+long monotonicNs() {
+  return static_cast<long>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+unsigned readTaskCount(const std::string& path, unsigned fallback) {
+  std::ifstream file(path);
+  unsigned tasks = 0;
+  return file >> tasks ? tasks : fallback;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string name, dir, workloadName = "compute", treeRoot;
+  unsigned vcpus = 1, busy = 0, seconds = 3600;
+  try {
+    for (int i = 1; i + 1 < argc; i += 2) {
+      const std::string flag = argv[i];
+      const std::string value = argv[i + 1];
+      if (flag == "--name")
+        name = value;
+      else if (flag == "--dir")
+        dir = value;
+      else if (flag == "--vcpus")
+        vcpus = static_cast<unsigned>(std::stoul(value));
+      else if (flag == "--busy")
+        busy = static_cast<unsigned>(std::stoul(value));
+      else if (flag == "--seconds")
+        seconds = static_cast<unsigned>(std::stoul(value));
+      else if (flag == "--workload")
+        workloadName = value;
+      else if (flag == "--guest-tree")
+        treeRoot = value;
+      else
+        throw std::invalid_argument(flag);
+    }
+  } catch (const std::exception&) {
+    usage();
+    return 2;
+  }
+  vcpufold::bench::WorkloadKind kind{};
+  if (name.empty() || dir.empty() || vcpus < 1 || vcpus > 64 ||
+      !vcpufold::bench::parseWorkloadKind(workloadName, kind)) {
+    usage();
+    return 2;
+  }
+  std::signal(SIGTERM, onSignal);
+  std::signal(SIGINT, onSignal);
+
+  vcpufold::bench::GuestWorkload workload(kind, vcpus);
+  workload.setRunnableTasks(busy);
+  workload.start();
+  vcpufold::bench::QmpResponder qmp(name, [&workload] {
+    std::vector<long> tids;
+    for (const auto& counter : workload.counters()) tids.push_back(counter.tid);
+    return tids;
+  });
+  const std::string qmpPath = dir + "/" + name + ".qmp";
+  if (!qmp.listen(qmpPath)) {
+    std::perror(qmpPath.c_str());
+    return 1;
+  }
+  std::optional<vcpufold::bench::GuestTree> tree;
+  if (!treeRoot.empty()) tree.emplace(treeRoot, vcpus);
+
+  const std::string base = dir + "/" + name;
+  std::ofstream preferredLog(base + ".preferred.log", std::ios::app);
+  std::ofstream tasksLog(base + ".tasks.log", std::ios::app);
+  tasksLog << monotonicNs() << ' ' << workload.runnableTasks() << std::endl;
+  std::uint64_t preferred = vcpus == 64 ? ~0ull : (1ull << vcpus) - 1;
+  preferredLog << monotonicNs() << ' ' << std::popcount(preferred) << std::endl;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  for (unsigned round = 0; !stopping && std::chrono::steady_clock::now() < deadline; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (const unsigned tasks = readTaskCount(base + ".load", workload.runnableTasks());
+        tasks != workload.runnableTasks()) {
+      workload.setRunnableTasks(tasks);
+      tasksLog << monotonicNs() << ' ' << workload.runnableTasks() << std::endl;
+    }
+    if (tree) {
+      if (auto mask = tree->readPreferred(); mask && *mask != preferred) {
+        preferred = *mask;
+        workload.setPreferred(preferred);
+        preferredLog << monotonicNs() << ' ' << std::popcount(preferred) << std::endl;
+      }
+    }
+    if (round % 10 != 0) continue;
+    const auto counters = workload.counters();
+    std::vector<vcpufold::bench::ThreadTimes> times;
+    std::uint64_t operations = 0, runNs = 0, waitNs = 0;
+    for (const auto& counter : counters) {
+      times.push_back(vcpufold::bench::readThreadTimes(counter.tid));
+      operations += counter.operations;
+      runNs += times.back().runNs;
+      waitNs += times.back().waitNs;
+    }
+    if (tree) tree->publishProcStat(times, workload.runnableTasks());
+    {
+      std::ofstream stats(base + ".stats.new", std::ios::trunc);
+      stats << "operations " << operations << "\nrun_ns " << runNs << "\nwait_ns " << waitNs << "\npreferred "
+            << std::popcount(preferred) << "\n";
+    }
+    std::rename((base + ".stats.new").c_str(), (base + ".stats").c_str());
+  }
+  workload.stop();
+  qmp.stop();
+  return 0;
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds and runs the benches, and writes what they measured into
+# docs/performance.md (and its plot into docs/images/), between the
+# "<!-- NAME:begin -->" and "<!-- NAME:end -->" markers.
+#
+# Usage: bench/run.sh [contention|latency|all]   (default all; needs root)
+# Env:   VCPUFOLD_BUILD_DIR   build trees, as scripts/test.sh (release tree reused)
+#        BENCH_ARGS           extra arguments for vcpufold-bench-contention
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${VCPUFOLD_BUILD_DIR:-/var/tmp/vcpufold-build/$(printf '%s' "$root" | sha1sum | cut -c1-12)}/release
+which=${1:-all}
+doc="$root/docs/performance.md"
+case $which in contention|latency|all) ;; *) sed -n '2,9p' "$0"; exit 2 ;; esac
+
+"$root/scripts/install-deps.sh"
+cmake -S "$root" -B "$build" -G Ninja -Wno-dev -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j "${VCPUFOLD_JOBS:-2}" --target vcpufold-bench-contention vcpufold-bench-latency
+
+# replace_block NAME FILE: the text between NAME's markers in docs/performance.md becomes FILE.
+replace_block() {
+  awk -v name="$1" -v file="$2" '
+    $0 == "<!-- " name ":begin -->" { print; while ((getline line < file) > 0) print line; skip = 1; next }
+    $0 == "<!-- " name ":end -->" { skip = 0 }
+    !skip { print }' "$doc" >"$doc.new"
+  mv "$doc.new" "$doc"
+}
+
+if [[ $which == contention || $which == all ]]; then
+  out=/var/tmp/vcpufold-bench/contention/results
+  # shellcheck disable=SC2086
+  "$build/bench/contention/vcpufold-bench-contention" --out "$out" ${BENCH_ARGS:-}
+  mkdir -p "$root/docs/images"
+  cp "$out/contention.png" "$root/docs/images/contention.png"
+  replace_block contention "$out/results.md"
+fi
+if [[ $which == latency || $which == all ]]; then
+  out=/var/tmp/vcpufold-bench/latency-results.txt
+  { echo '```'; "$build/bench/contention/vcpufold-bench-latency"; echo '```'; } | tee "$out"
+  replace_block latency "$out"
+fi
+echo "bench/run.sh: results written to $doc"
