@@ -80,13 +80,12 @@ class AgentInQemu : public ::testing::Test {
 TEST_F(AgentInQemu, FindsItsPortByNameAndFoldsCpuBoundTasks) {
   ChannelClient host;
   ASSERT_TRUE(host.connect(guest_->hintSocket(), 10'000));
-  auto hello = host.receiveType<Hello>(kStepMs);
+  auto hello = host.greetAgent(kStepMs);
   ASSERT_TRUE(hello) << "no hello from the agent over the virtio port";
   ASSERT_TRUE(hello->agent);
   EXPECT_EQ(hello->agent->online, CpuSet::range(0, 3));
   ASSERT_FALSE(hello->agent->actuators.empty());
   EXPECT_EQ(hello->agent->actuators.front(), Actuator::Cpuset) << "stock kernel: cpuset is the best actuator";
-  ASSERT_TRUE(host.send(Hello{Role::Host, {1}, "e2e-host", std::nullopt}));
 
   std::string seen;
   ASSERT_TRUE(host.send(hint(1, 1)));

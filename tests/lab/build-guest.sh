@@ -26,18 +26,10 @@ done
 
 # The kernel: the cloud flavour boots fastest under TCG and has NUMA, SMT,
 # NO_HZ_FULL, CPU hotplug and cpusets; virtio_pci/virtio_console are modules.
-kernel_version=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
-  sed -n 's/.*Depends: linux-image-\(.*\)-cloud-amd64$/\1/p' | head -1)
-[[ -n "$kernel_version" ]] || { echo "build-guest: cannot find linux-image-cloud-amd64 (apt-get update?)" >&2; exit 1; }
-release="$kernel_version-cloud-amd64"
-mkdir -p "$lab_dir/debs" "$lab_dir/guest"
-kernel_root="$lab_dir/kernel-$release"
-if [[ ! -f "$kernel_root/boot/vmlinuz-$release" ]]; then
-  (cd "$lab_dir/debs" && ls "linux-image-${release}_"*.deb >/dev/null 2>&1 ||
-    apt-get download "linux-image-$release" >/dev/null 2>&1)
-  rm -rf "$kernel_root" && mkdir -p "$kernel_root"
-  dpkg-deb -x "$(ls "$lab_dir/debs/linux-image-${release}_"*.deb | head -1)" "$kernel_root"
-fi
+source "$here/lib/cloud-kernel.sh"
+fetch_cloud_kernel "$lab_dir" || exit 1
+release=$kernel_release
+mkdir -p "$lab_dir/guest"
 cp "$kernel_root/boot/vmlinuz-$release" "$lab_dir/guest/vmlinuz"
 
 staging="$lab_dir/staging-$image"

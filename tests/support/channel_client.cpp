@@ -54,6 +54,13 @@ bool ChannelClient::send(const protocol::Message& message) {
   return line && sendRaw(*line);
 }
 
+std::optional<protocol::Hello> ChannelClient::greetAgent(int timeoutMs) {
+  auto hello = receiveType<protocol::Hello>(timeoutMs);
+  if (!hello || !send(protocol::Hello{protocol::Role::Host, {protocol::kProtocolVersion}, "test-host", std::nullopt}))
+    return std::nullopt;
+  return hello;
+}
+
 std::optional<protocol::Message> ChannelClient::receive(int timeoutMs) {
   return receiveUntil([](const protocol::Message&) { return true; }, timeoutMs);
 }

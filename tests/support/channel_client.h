@@ -36,6 +36,10 @@ class ChannelClient {
     if (!message) return std::nullopt;
     return std::get<T>(*message);
   }
+  // The host's side of the greeting: waits for the agent's hello, answers
+  // with a host hello; the agent's hello, or nullopt when none came or the
+  // answer could not be sent.
+  std::optional<protocol::Hello> greetAgent(int timeoutMs);
   // Frames that did not decode, for tests that expect none.
   [[nodiscard]] int undecodable() const { return undecodable_; }
 

@@ -1,0 +1,135 @@
+// The vcpufold-agent .deb as an operator gets it, in a Debian 12 guest that
+// boots systemd and udev: udev starts the agent when its virtio port appears
+// (nobody enables the unit), hints fold through systemd (AllowedCPUs= on the
+// top-level slices, over D-Bus) and move the tasks, and `systemctl stop`
+// leaves the guest unfolded. Skips, saying why, where QEMU, debootstrap or
+// root is missing.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+
+#include "channel_client.h"
+#include "child_process.h"
+#include "qemu_guest.h"
+
+using namespace vcpufold::protocol;
+using vcpufold::testing::ChannelClient;
+using vcpufold::testing::QemuGuest;
+using vcpufold::testing::runShell;
+
+namespace {
+
+constexpr int kBootMs = 300'000;  // systemd under TCG, from a 60 MB initramfs
+constexpr int kStepMs = 60'000;
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> result;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);)
+    if (!line.empty()) result.push_back(line);
+  return result;
+}
+
+class AgentPackageInSystemdGuest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto reason = vcpufold::testing::labUnavailableReason())
+      GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
+    if (::geteuid() != 0) GTEST_SKIP() << "building the systemd guest needs root (debootstrap, chroot)";
+    if (runShell("command -v debootstrap").empty()) GTEST_SKIP() << "debootstrap is not installed";
+    runDirectory_ = std::filesystem::temp_directory_path() / ("vcpufold-pkg-e2e-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(runDirectory_);
+    const std::string cpack = runShell("cpack --config " VCPUFOLD_BUILD_DIR "/CPackConfig.cmake -B " +
+                                       runDirectory_.string() + " -G DEB 2>&1");
+    const std::string deb = runShell("ls " + runDirectory_.string() + "/vcpufold-agent_*_amd64.deb 2>/dev/null");
+    ASSERT_FALSE(deb.empty()) << cpack;
+    const auto started = std::chrono::steady_clock::now();
+    const auto built =
+        lines(runShell(VCPUFOLD_SOURCE_DIR "/tests/lab/build-systemd-guest.sh " + lines(deb).front() + " 2>&1"));
+    ASSERT_GE(built.size(), 2u);
+    const std::string kernel = built[built.size() - 2], initramfs = built.back();
+    ASSERT_TRUE(std::filesystem::exists(kernel) && std::filesystem::exists(initramfs)) << built.back();
+    std::printf("guest image built in %.0f s\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    guest_ = std::make_unique<QemuGuest>(
+        vcpufold::testing::QemuGuestSpec{{kernel, initramfs}, runDirectory_, "2", "1536M", "systemd.show_status=0"});
+    std::printf("guest under %s in %s\n", QemuGuest::accelerator().c_str(), runDirectory_.c_str());
+    ASSERT_TRUE(guest_->waitReady(kBootMs)) << "guest did not come up:\n" << guest_->console();
+  }
+
+  void TearDown() override {
+    if (HasFailure() && guest_) {
+      if (auto log = guest_->run("journalctl -b --no-pager -u vcpufold-agent | tail -40", 20'000))
+        std::printf("agent journal:\n%s\n", log->output.c_str());
+    }
+    guest_.reset();
+    std::error_code ignored;
+    std::filesystem::remove_all(runDirectory_, ignored);
+  }
+
+  std::string guestOutput(const std::string& command) {
+    auto result = guest_->run(command, kStepMs);
+    return result ? result->output : "(no answer)";
+  }
+
+  // Polls a guest command until its output equals `expected`.
+  bool waitForOutput(const std::string& command, const std::string& expected, std::string& seen) {
+    return vcpufold::testing::waitUntil(
+        [&] {
+          seen = guestOutput(command);
+          return seen == expected;
+        },
+        kStepMs, 500);
+  }
+
+  std::filesystem::path runDirectory_;
+  std::unique_ptr<QemuGuest> guest_;
+};
+
+}  // namespace
+
+TEST_F(AgentPackageInSystemdGuest, UdevStartsItSystemdFoldsStopUnfolds) {
+  std::string seen;
+  // udev, not an enablement, started the unit: it is static and the port's device unit wants it.
+  ASSERT_TRUE(waitForOutput("systemctl is-active vcpufold-agent.service", "active\n", seen)) << seen;
+  EXPECT_EQ(guestOutput("systemctl is-enabled vcpufold-agent.service"), "static\n");
+  const std::string wantedBy = guestOutput("systemctl show -p WantedBy --value vcpufold-agent.service");
+  EXPECT_NE(wantedBy.find(".device"), std::string::npos) << "not wanted by the port's device unit: " << wantedBy;
+
+  // Two CPU-bound services to watch (in system.slice): the CPUs they last ran on, sorted.
+  ASSERT_EQ(guestOutput("for u in burn1 burn2; do systemd-run --unit=$u --quiet sh -c 'while :; do :; done'; done; "
+                        "echo $?"),
+            "0\n");
+  const std::string burnerCpus =
+      "for u in burn1 burn2; do cut -d' ' -f39 /proc/$(systemctl show -p MainPID --value $u.service)/stat; done | "
+      "sort | paste -sd' '";
+  EXPECT_TRUE(waitForOutput(burnerCpus, "0 1\n", seen)) << "burners did not spread before folding: " << seen;
+
+  ChannelClient host;
+  ASSERT_TRUE(host.connect(guest_->hintSocket(), 10'000));
+  auto hello = host.greetAgent(kStepMs);
+  ASSERT_TRUE(hello) << "no hello from the packaged agent";
+  ASSERT_TRUE(hello->agent);
+  EXPECT_EQ(hello->agent->online, CpuSet::range(0, 1));
+  ASSERT_TRUE(host.send(Hint{1, 1, 120'000, HintPolicy::Auto, "e2e"}));
+  auto ack = host.receiveType<Ack>(kStepMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->applied, (CpuSet{0}));
+  EXPECT_EQ(ack->actuator, Actuator::Cpuset);
+  // Through systemd: the slice's run-time property, and the kernel's view of it.
+  EXPECT_EQ(guestOutput("systemctl show -p AllowedCPUs --value system.slice"), "0\n");
+  EXPECT_EQ(guestOutput("cat /sys/fs/cgroup/system.slice/cpuset.cpus"), "0\n");
+  EXPECT_TRUE(waitForOutput(burnerCpus, "0 0\n", seen)) << "burners not folded onto CPU 0: " << seen;
+
+  // Stop the unit: systemd's ExecStopPost and the agent leave nothing folded.
+  EXPECT_EQ(guestOutput("systemctl stop vcpufold-agent.service; echo $?"), "0\n");
+  EXPECT_EQ(guestOutput("systemctl show -p AllowedCPUs --value system.slice"), "\n");
+  // systemd drops the cpuset controller from the slice once no unit asks for it.
+  EXPECT_EQ(guestOutput("cat /sys/fs/cgroup/system.slice/cpuset.cpus 2>/dev/null | tr -d '\\n'; echo ."), ".\n");
+  EXPECT_EQ(guestOutput("ls /run/vcpufold/ 2>/dev/null | wc -l"), "0\n") << "state files left behind";
+  EXPECT_TRUE(waitForOutput(burnerCpus, "0 1\n", seen)) << "burners did not spread after the stop: " << seen;
+}

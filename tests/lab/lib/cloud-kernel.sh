@@ -1,0 +1,20 @@
+# Sourced by the lab image builders: fetch_cloud_kernel LAB_DIR downloads
+# Debian's current cloud kernel package (apt-get download, never installed on
+# the host), unpacks it once under LAB_DIR and sets kernel_release,
+# kernel_root (the unpacked package) and kernel_image (its vmlinuz).
+fetch_cloud_kernel() {
+  local lab_dir=$1 version
+  version=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+    sed -n 's/.*Depends: linux-image-\(.*\)-cloud-amd64$/\1/p' | head -1)
+  [[ -n "$version" ]] || { echo "cannot find linux-image-cloud-amd64 (apt-get update?)" >&2; return 1; }
+  kernel_release="$version-cloud-amd64"
+  kernel_root="$lab_dir/kernel-$kernel_release"
+  kernel_image="$kernel_root/boot/vmlinuz-$kernel_release"
+  mkdir -p "$lab_dir/debs"
+  if [[ ! -f "$kernel_image" ]]; then
+    (cd "$lab_dir/debs" && ls "linux-image-${kernel_release}_"*.deb >/dev/null 2>&1 ||
+      apt-get download "linux-image-$kernel_release" >/dev/null 2>&1)
+    rm -rf "$kernel_root" && mkdir -p "$kernel_root"
+    dpkg-deb -x "$(ls "$lab_dir/debs/linux-image-${kernel_release}_"*.deb | head -1)" "$kernel_root"
+  fi
+}
