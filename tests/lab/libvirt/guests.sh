@@ -6,7 +6,8 @@
 #   guests.sh stop NAME...           destroy and undefine them
 # Starts virtlogd/libvirtd first when none runs. Env: VCPUFOLD_LAB_DIR, VCPUS (4),
 # DOMAIN_TYPE (qemu = TCG, the default; kvm where hardware virtualization is real),
-# GUEST_BINS (host binaries to copy into the image, with their libraries).
+# GUEST_BINS (host binaries to copy into the image, with their libraries),
+# LAB_ARGS (appended to the guests' kernel command line, e.g. lab.hold).
 # Each guest's control port is $VCPUFOLD_LAB_DIR/libvirt/NAME.ctl.sock.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,7 +31,7 @@ case $command in
       [[ $explicit == 1 ]] && source="<source mode='bind' path='$lab/libvirt/$name.hint.sock'/>"
       explicit=$((1 - explicit))
       sed -e "s|@NAME@|$name|g" -e "s|@TYPE@|${DOMAIN_TYPE:-qemu}|g" -e "s|@KERNEL@|${image[0]}|g" -e "s|@INITRD@|${image[1]}|g" \
-        -e "s|@CMDLINE@|console=ttyS0 panic=-1 quiet lab.run=$payload|g" -e "s|@VCPUS@|${VCPUS:-4}|g" \
+        -e "s|@CMDLINE@|console=ttyS0 panic=-1 quiet lab.run=$payload ${LAB_ARGS:-}|g" -e "s|@VCPUS@|${VCPUS:-4}|g" \
         -e "s|@CHANNEL_SOURCE@|$source|g" -e "s|@CONSOLE@|$lab/libvirt/$name.console.log|g" \
         -e "s|@CONTROL_SOCKET@|$lab/libvirt/$name.ctl.sock|g" \
         "$here/domain.xml.in" >"$lab/libvirt/$name.xml"
