@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what the build needs (Debian 12, as root), then
 # builds and runs every test in three configurations:
-#   release   RelWithDebInfo, gcc             (ctest: all labels, e2e included)
-#   sanitize  ASan + UBSan, gcc               (ctest: all but e2e and packaging, which the release build covers)
+#   release   RelWithDebInfo, gcc             (ctest: all labels, e2e and kernel included)
+#   sanitize  ASan + UBSan, gcc               (ctest: all but e2e, packaging and kernel, which the release build covers)
 #   fuzz      libFuzzer + ASan + UBSan, clang (ctest: label fuzz, 60 s per target)
 # Exits non-zero on any build or test failure.
 #
@@ -48,14 +48,17 @@ run_tests() {
 
 build release -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # e2e tests boot QEMU guests that need both cores: they run alone, after the rest.
-run_tests release -j "$jobs" -LE e2e
+# The kernel tests build the patched guest kernel (about 8 minutes) and boot it.
+run_tests release -j "$jobs" -LE "e2e|kernel"
 step "test: release e2e"
 ctest --test-dir "$build_base/release" --output-on-failure --timeout 900 -L e2e | tee "$log_dir/release-e2e-ctest.log"
+step "test: release kernel"
+ctest --test-dir "$build_base/release" --output-on-failure --timeout 2400 -L kernel | tee "$log_dir/release-kernel-ctest.log"
 
 build sanitize -DCMAKE_BUILD_TYPE=Debug -DVCPUFOLD_SANITIZE=ON
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-run_tests sanitize -j "$jobs" -LE "e2e|packaging"
+run_tests sanitize -j "$jobs" -LE "e2e|packaging|kernel"
 
 build fuzz --target fuzz_targets -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DVCPUFOLD_FUZZ=ON -DVCPUFOLD_BUILD_TESTS=OFF -DVCPUFOLD_FUZZ_SECONDS="$fuzz_seconds"
@@ -63,7 +66,7 @@ run_tests fuzz -L fuzz
 
 # One closing line over all three runs (ctest has stopped the script on any failure).
 passed=0
-for name in release release-e2e sanitize fuzz; do
+for name in release release-e2e release-kernel sanitize fuzz; do
   count=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2/p' "$log_dir/$name-ctest.log")
   passed=$((passed + ${count:-0}))
 done

@@ -1,0 +1,5 @@
+# Guest side of the patched-kernel tests (run by the lab init, lab.run=kernel-test):
+# the agent's configuration. The test starts the agent, the CPU-bound tasks and
+# hackbench itself, through the control port.
+mkdir -p /tmp/kt /etc/vcpufold
+printf '[agent]\ninterval_ms = 500\nlog_level = "debug"\n' >/etc/vcpufold/agent.toml
