@@ -119,7 +119,12 @@ int main(int argc, char** argv) {
       std::printf("%-10s %-9s %-10s ", scenario->name.c_str(),
                   workload == WorkloadKind::Spinlock ? "spinlock" : "compute", modeName(mode));
       std::fflush(stdout);
-      runs.push_back(runOnce(config, *scenario, workload, mode));
+      try {
+        runs.push_back(runOnce(config, *scenario, workload, mode));
+      } catch (const std::exception& error) {
+        std::fprintf(stderr, "\nvcpufold-bench-contention: %s\n", error.what());
+        return 1;
+      }
       const auto& run = runs.back();
       std::printf("%10.0f ops/s  delay %3.0f%%  changes/min %5.1f\n", run.totalOperationsPerSecond(),
                   run.meanDelayRatio() * 100, run.preferredChangesPerMinute());

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace vcpufold::bench {
 
@@ -65,7 +66,8 @@ Fleet::Fleet(const FleetBinaries& binaries, std::string directory, const std::ve
     }
     vms_.push_back(std::move(vm));
   }
-  testing::waitUntil([&] { return allExist(".qmp") && allExist(".stats"); }, 10'000);
+  if (!testing::waitUntil([&] { return allExist(".qmp") && allExist(".stats"); }, 10'000))
+    throw std::runtime_error("the emulated VMs did not start; see " + directory_ + "/*.vm.log");
 }
 
 Fleet::~Fleet() { stop(); }
@@ -87,7 +89,8 @@ void Fleet::startAgents() {
         std::vector<std::string>{"--root", vm.tree->root().string(), "--port",
                                  "unix-listen:" + directory_ + "/" + vm.spec.name + ".hint.sock"},
         directory_ + "/" + vm.spec.name + ".agent.log");
-  testing::waitUntil([&] { return allExist(".hint.sock"); }, 10'000);
+  if (!testing::waitUntil([&] { return allExist(".hint.sock"); }, 10'000))
+    throw std::runtime_error("the agents did not start listening; see " + directory_ + "/*.agent.log");
 }
 
 void Fleet::startHostd() {

@@ -30,6 +30,8 @@ class Fleet {
  public:
   // Starts the VMs (tasksBefore runnable tasks each) in `directory`; false
   // from weightsApplied() when the host CPU groups could not take the weights.
+  // Throws std::runtime_error when the VMs (or, from startAgents, the agents)
+  // do not come up.
   Fleet(const FleetBinaries& binaries, std::string directory, const std::vector<VmSpec>& vms,
         const std::string& workload, unsigned tickMs);
   ~Fleet();

@@ -85,8 +85,15 @@ int main(int argc, char** argv) {
 
   const std::vector<VmSpec> vms{{"vm-a", 4, 100, 2, 2}, {"vm-b", 4, 100, 0, 0}};
   const unsigned target = 1;  // vm-a's fair share of 2 pCPUs against vm-b, rounded up
-  Fleet fleet(binaries, work, vms, "compute", tickMs);
-  fleet.startAgents();
+  std::unique_ptr<Fleet> started;
+  try {
+    started = std::make_unique<Fleet>(binaries, work, vms, "compute", tickMs);
+    started->startAgents();
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "vcpufold-bench-latency: %s\n", error.what());
+    return 1;
+  }
+  Fleet& fleet = *started;
   fleet.startHostd();
   const auto countOfA = [&] {
     const auto timeline = readTimeline(fleet.file(0, ".preferred.log"));
