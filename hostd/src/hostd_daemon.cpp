@@ -1,11 +1,11 @@
 #include "vcpufold/hostd/hostd_daemon.h"
 
+#include <spdlog/spdlog.h>
 #include <time.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <spdlog/spdlog.h>
 #include <thread>
 
 #include "vcpufold/common/system_paths.h"
@@ -62,6 +62,7 @@ struct HostdDaemon::Impl {
   std::map<std::string, HintState> hintState;
   std::map<std::string, VmSample> previousSamples;
   std::optional<std::map<unsigned, CpuTicks>> previousTicks;
+  std::optional<double> previousNonVmCpus;
   std::vector<VmRecord> records;
   std::map<std::string, std::optional<std::uint32_t>> loggedHints;
   std::map<std::string, bool> loggedCooperation;
@@ -128,6 +129,7 @@ struct HostdDaemon::Impl {
     inputs.vms = records;
     if (auto samples = parts.inventory->sample()) inputs.samples = std::move(*samples);
     inputs.previousSamples = previousSamples;
+    inputs.previousNonVmCpus = previousNonVmCpus;
     for (const auto& [name, session] : sessions) inputs.channels[name] = session->snapshot();
     inputs.reserveCpus = parts.config.reserveCpus;
     inputs.cgroupV2 = hostIsCgroupV2(parts.fs);
@@ -142,6 +144,7 @@ struct HostdDaemon::Impl {
     latest = decideTick(allocation, inputs, hintState, ticks);
     const auto decided = std::chrono::steady_clock::now();
     previousSamples = std::move(inputs.samples);
+    if (inputs.hostBusyCpus) previousNonVmCpus = latest.measuredNonVmCpus;
 
     const std::uint32_t ttl = parts.config.intervalMs * parts.config.ttlTicks;
     for (const auto& vm : latest.vms) {

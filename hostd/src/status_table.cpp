@@ -40,8 +40,7 @@ std::string renderStatusTable(const TickReport& report, bool withReasons) {
   for (const auto& row : rows)
     for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
   std::string text = "pool " + fixed(report.poolCpus, 0) + " CPUs (" + report.poolSource + "), reserve " +
-                     fixed(report.reserveCpus, 2) + ", non-VM load " +
-                     fixed(std::max(report.hostBusyCpus - report.vmRunCpus, 0.0), 2) + ", capacity " +
+                     fixed(report.reserveCpus, 2) + ", non-VM load " + fixed(report.nonVmCpus, 2) + ", capacity " +
                      fixed(report.capacity, 2) + ", demand " + fixed(report.totalDemand, 2) +
                      (report.contention ? ": contention" : ": no contention") + "\n";
   for (const auto& row : rows) {

@@ -23,7 +23,8 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     VmReport row;
     row.record = vm;
     row.weight = effectiveWeight(vm, inputs.cgroupV2);
-    if (const auto channel = inputs.channels.find(vm.name); channel != inputs.channels.end()) row.channel = channel->second;
+    if (const auto channel = inputs.channels.find(vm.name); channel != inputs.channels.end())
+      row.channel = channel->second;
     const auto now = inputs.samples.find(vm.name);
     const auto before = inputs.previousSamples.find(vm.name);
     if (now != inputs.samples.end() && before != inputs.previousSamples.end())
@@ -44,7 +45,14 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     report.vms.push_back(std::move(row));
   }
   report.hostBusyCpus = inputs.hostBusyCpus.value_or(report.vmRunCpus);
-  report.capacity = vmCapacity({inputs.poolCpus, inputs.reserveCpus, report.hostBusyCpus, report.vmRunCpus});
+  // Non-VM load (host services, QEMU's own threads) shrinks the VMs' capacity
+  // only once it has lasted two ticks: a one-tick spike would fold VMs at once
+  // and unfold them ticks later.
+  report.measuredNonVmCpus = std::max(report.hostBusyCpus - report.vmRunCpus, 0.0);
+  report.nonVmCpus = inputs.previousNonVmCpus ? std::min(report.measuredNonVmCpus, *inputs.previousNonVmCpus)
+                                              : report.measuredNonVmCpus;
+  report.capacity =
+      vmCapacity({inputs.poolCpus, inputs.reserveCpus, report.vmRunCpus + report.nonVmCpus, report.vmRunCpus});
 
   const Allocation allocation = allocate(config, report.capacity, demands, hintState);
   report.totalDemand = allocation.totalDemand;

@@ -31,6 +31,8 @@ struct TickReport {
   double reserveCpus = 0.0;
   double hostBusyCpus = 0.0;
   double vmRunCpus = 0.0;
+  double measuredNonVmCpus = 0.0;  // host busy - VM run this tick
+  double nonVmCpus = 0.0;          // what capacity counts: the smaller of this tick's and the last's
   double capacity = 0.0;
   double totalDemand = 0.0;
   bool contention = false;
@@ -45,8 +47,9 @@ struct TickInputs {
   double poolCpus = 0.0;
   std::string poolSource;
   double reserveCpus = 0.0;
-  std::optional<double> hostBusyCpus;  // none on the first tick: no non-VM load known
-  bool cgroupV2 = true;                // libvirt's cpu_shares is cpu.weight (v2) or cpu.shares (v1)
+  std::optional<double> hostBusyCpus;       // none on the first tick: no non-VM load known
+  std::optional<double> previousNonVmCpus;  // the last tick's measuredNonVmCpus
+  bool cgroupV2 = true;                     // libvirt's cpu_shares is cpu.weight (v2) or cpu.shares (v1)
 };
 
 // A VM's weight on the cpu.weight scale (100 = default): the policy's, else its
