@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/protocol/cpulist.h"
@@ -235,10 +237,13 @@ Expected<void> CgroupCpusetActuator::restoreFromState(const RootedFs& fs) {
   }
   const std::string fold = state->cgroupRoot + "/" + kFoldCgroupName;
   if (state->createdFoldCgroup && fs.isDirectory(fold)) {
-    // Tasks go back to the root cgroup first; one forked meanwhile makes rmdir
-    // fail with EBUSY, so move and retry a few times.
+    // Tasks go back to the root cgroup first. rmdir fails with EBUSY while a
+    // task forked meanwhile is inside, and also for a moment after a task
+    // that exited inside (until its parent reaps it): move and retry, for at
+    // most half a second.
     Expected<void> removed;
-    for (int attempt = 0; attempt < 5; ++attempt) {
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(25));
       if (auto procs = fs.readFile(fold + "/cgroup.procs"))
         for (const auto& pid : words(*procs)) (void)fs.writeExisting(state->cgroupRoot + "/cgroup.procs", pid);
       removed = fs.removeDirectory(fold);
