@@ -127,9 +127,9 @@ void AgentDaemon::onTransportEvent(const TransportEvent& event, std::int64_t now
       break;
     case TransportEvent::Kind::Connected:
       log.info("{}: saying hello", event.text);
-      decoder_.reset();
-      // Bytes of an earlier session may still be in flight: the first line is discarded.
-      decoder_.feed(std::string_view(&protocol::kResyncByte, 1));
+      // Bytes of an earlier session may still be in flight: what arrives up to
+      // the next newline or 0xFF is discarded (protocol.md section 3, step 1).
+      decoder_.reopen();
       sendHello();
       break;
     case TransportEvent::Kind::Disconnected:
@@ -252,17 +252,20 @@ void AgentDaemon::apply(const FoldDecision& decision, std::int64_t nowMs, std::o
 void AgentDaemon::sendHello() {
   protocol::AgentInfo info{parts_.topology.online, parts_.topology.threadsPerCore, parts_.topology.numaNodes,
                            parts_.availableActuators, applied_};
+  // 0xFF first: a host that has just connected discards up to it, and drops
+  // whatever partial line it held from before.
   send(protocol::Hello{protocol::Role::Agent, supportedVersions(), std::string("vcpufold-agent ") + kAgentVersion,
-                       info});
+                       info},
+       std::string(1, protocol::kResyncByte));
 }
 
-void AgentDaemon::send(const protocol::Message& message) {
+void AgentDaemon::send(const protocol::Message& message, const std::string& prefix) {
   auto line = protocol::encodeMessage(message, version_);
   if (!line) {
     parts_.log->error("{}", line.error().message);
     return;
   }
-  if (!parts_.transport->send(*line)) parts_.log->debug("{} not sent: host not connected", protocol::messageTypeName(message));
+  if (!parts_.transport->send(prefix + *line)) parts_.log->debug("{} not sent: host not connected", protocol::messageTypeName(message));
 }
 
 void AgentDaemon::sendError(std::optional<std::uint64_t> seq, const std::string& reason, std::int64_t nowMs) {

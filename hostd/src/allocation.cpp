@@ -97,7 +97,15 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
                                     : "no contention: demand " + twoDecimals(result.totalDemand) +
                                           " within capacity " + twoDecimals(result.capacity);
     if (!vm.cooperative) {
-      out.reason = "no working agent: counted at demand " + twoDecimals(out.demand) + ", not hinted";
+      if (vm.reachable && vm.policy.mode != FoldMode::Guest) {
+        // Hinting all vCPUs folds nothing, and gives the agent a hint to acknowledge.
+        out.hint = vm.vcpus;
+        out.state = HintState{vm.vcpus, 0, 0};
+        out.reason = "agent has not acknowledged a hint: all " + std::to_string(vm.vcpus) +
+                     " vCPUs until it does; counted at demand " + twoDecimals(out.demand);
+      } else {
+        out.reason = "no working agent: counted at demand " + twoDecimals(out.demand) + ", not hinted";
+      }
       result.vms.push_back(out);
       continue;
     }

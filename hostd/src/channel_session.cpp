@@ -1,5 +1,6 @@
 #include "vcpufold/hostd/channel_session.h"
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -8,7 +9,10 @@
 #include <boost/asio/write.hpp>
 #include <deque>
 
+#include "vcpufold/common/log_text.h"
+#include "vcpufold/common/log_throttle.h"
 #include "vcpufold/protocol/codec.h"
+#include "vcpufold/protocol/cpulist.h"
 #include "vcpufold/protocol/frame_decoder.h"
 #include "vcpufold/protocol/limits.h"
 #include "vcpufold/protocol/version.h"
@@ -21,6 +25,7 @@ using Clock = std::chrono::steady_clock;
 using Socket = asio::local::stream_protocol::socket;
 
 constexpr std::size_t kMaxQueuedFrames = 16;
+constexpr std::size_t kRememberedHints = 32;  // sent hints kept to check acks against
 constexpr const char* kSoftware = "vcpufold-hostd";
 
 }  // namespace
@@ -52,7 +57,8 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
         retryTimer(context),
         writeTimer(context),
         pauseTimer(context),
-        backoff(channelLimits.reconnectMin) {}
+        backoff(channelLimits.reconnectMin),
+        guestLog(channelLimits.logLinesPerWindow, channelLimits.logWindow) {}
 
   asio::io_context& io;
   std::string vm;
@@ -73,6 +79,8 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   bool writing = false;
 
   std::optional<protocol::Hint> hint;
+  std::deque<std::pair<std::uint64_t, std::uint32_t>> sentHints;  // seq and vCPUs, this connection only
+  bool answerWithResync = false;  // the next hint answers a hello: lead it with 0xFF
   std::uint64_t nextSeq = 1;
   std::uint64_t lastSentSeq = 0;
   std::optional<std::uint64_t> oldestUnackedSeq;
@@ -85,8 +93,19 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   int errorsInWindow = 0;
 
   ChannelSnapshot snap;
+  LogThrottle guestLog;
 
-  void say(const std::string& line) { log(vm + ": " + line); }
+  void say(const std::string& line) { log(escapeForLog(vm, 128) + ": " + line); }
+
+  // A line the guest can cause at will: within the per-VM budget, else counted.
+  void sayAboutGuest(const std::string& line) {
+    if (!guestLog.allow(Clock::now())) {
+      snap.logLinesSuppressed = guestLog.suppressedTotal();
+      return;
+    }
+    const auto suppressed = guestLog.suppressedBefore();
+    say(line + (suppressed ? " (" + std::to_string(suppressed) + " similar lines suppressed before this one)" : ""));
+  }
 
   void connect() {
     if (stopped) return;
@@ -108,7 +127,14 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
     ++snap.connects;
     snap.state = ChannelState::WaitingForHello;
     snap.agentHello.reset();
-    decoder.reset();
+    // Nothing of an earlier connection is evidence about this one.
+    snap.lastStatus.reset();
+    snap.cooperative = false;
+    oldestUnackedSeq.reset();
+    uncooperativeSince.reset();
+    sentHints.clear();
+    // The first bytes may be the tail of a line from before (protocol.md section 3, step 1).
+    decoder.reopen();
     outbound.clear();
     writing = false;
     say("connected to " + socketPath + "; saying hello");
@@ -148,6 +174,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
     writing = false;
     outbound.clear();
     snap.cooperative = false;
+    snap.lastStatus.reset();
   }
 
   void readMore() {
@@ -209,10 +236,12 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
       onAck(*ack);
     } else if (const auto* status = std::get_if<protocol::Status>(&message)) {
       snap.lastStatus = *status;
+      snap.lastStatusAt = Clock::now();
     } else if (const auto* error = std::get_if<protocol::ErrorMessage>(&message)) {
+      ++snap.agentErrors;
       snap.lastAgentError = error->reason;
-      say("agent reports an error" + (error->seq ? " about hint seq " + std::to_string(*error->seq) : "") + ": " +
-          error->reason);
+      sayAboutGuest("agent reports an error" + (error->seq ? " about hint seq " + std::to_string(*error->seq) : "") +
+                    ": " + escapeForLog(error->reason));
     } else {
       protocolError(std::string("a ") + protocol::messageTypeName(message) + " is not sent to a host");
     }
@@ -239,19 +268,29 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
     snap.agentHello = hello;
     snap.state = ChannelState::Ready;
     backoff = limits.reconnectMin;
-    oldestUnackedSeq.reset();
-    uncooperativeSince.reset();
-    snap.cooperative = true;
+    // A hello proves nothing: cooperation starts with an acknowledged hint,
+    // and a hint already overdue stays overdue (a guest that repeats hello
+    // and never acknowledges is never cooperative).
     if (first)
-      say(hello.software + " says hello: protocol " + std::to_string(snap.version) + ", " +
-          std::to_string(hello.agent->online.size()) + " online vCPUs, " +
-          std::to_string(hello.agent->threadsPerCore) + " per core");
-    sendHint();  // every agent hello is answered with the current hint
+      sayAboutGuest(escapeForLog(hello.software, 128) + " says hello: protocol " + std::to_string(snap.version) +
+                    ", " + std::to_string(hello.agent->online.size()) + " online vCPUs, " +
+                    std::to_string(hello.agent->threadsPerCore) + " per core");
+    // Every agent hello is answered with the current hint. The agent discards
+    // what it reads up to a newline or 0xFF after it reopens, so the answer
+    // starts with 0xFF.
+    answerWithResync = true;
+    sendHint();
   }
 
   void onAck(const protocol::Ack& ack) {
-    if (ack.seq == 0 || ack.seq > lastSentSeq) {
-      protocolError("ack of seq " + std::to_string(ack.seq) + ", never sent");
+    const auto sent = std::find_if(sentHints.begin(), sentHints.end(),
+                                   [&ack](const auto& entry) { return entry.first == ack.seq; });
+    if (snap.state != ChannelState::Ready || sent == sentHints.end()) {
+      protocolError("ack of seq " + std::to_string(ack.seq) + ", not sent on this connection");
+      return;
+    }
+    if (auto wrong = ackProblem(ack, sent->second)) {
+      protocolError("ack of seq " + std::to_string(ack.seq) + ": " + *wrong);
       return;
     }
     snap.lastAck = ack;
@@ -261,6 +300,21 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
     snap.cooperative = snap.state == ChannelState::Ready;
   }
 
+  // An acknowledgement must name CPUs the guest said it has online, and no
+  // more of them than the hint allowed (rounded up to whole cores) unless the
+  // agent only observes (actuator none).
+  std::optional<std::string> ackProblem(const protocol::Ack& ack, std::uint32_t hintVcpus) const {
+    const auto& agent = snap.agentHello->agent;
+    if (!ack.applied.isSubsetOf(agent->online))
+      return "applied CPUs " + protocol::formatCpuList(ack.applied - agent->online) + " are not online in the guest";
+    const std::uint32_t threads = std::max<std::uint32_t>(agent->threadsPerCore, 1);
+    const std::uint32_t allowed = (hintVcpus + threads - 1) / threads * threads;
+    if (ack.actuator != protocol::Actuator::None && ack.applied.size() > allowed)
+      return std::to_string(ack.applied.size()) + " CPUs applied for a hint of " + std::to_string(hintVcpus);
+    if (ack.applied.empty()) return "no CPUs applied";
+    return std::nullopt;
+  }
+
   void protocolError(const std::string& why) {
     ++snap.protocolErrors;
     const auto now = Clock::now();
@@ -268,7 +322,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
       errorWindowStart = now;
       errorsInWindow = 0;
     }
-    if (++errorsInWindow == 1) say("protocol error: " + why);
+    if (++errorsInWindow == 1) sayAboutGuest("protocol error: " + escapeForLog(why));
     if (errorsInWindow > limits.errorBudget) {
       ++snap.penalties;
       say("over the error budget (" + std::to_string(limits.errorBudget) + " in " +
@@ -290,11 +344,14 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
       return;
     }
     lastSentSeq = next.seq;
+    sentHints.emplace_back(next.seq, next.vcpus);
+    if (sentHints.size() > kRememberedHints) sentHints.pop_front();
     if (!oldestUnackedSeq) {
       oldestUnackedSeq = next.seq;
       oldestUnackedAt = Clock::now();
     }
     ++snap.hintsSent;
+    if (std::exchange(answerWithResync, false)) line = std::string(1, protocol::kResyncByte) + *line;
     queue(*line, true);
   }
 
@@ -345,12 +402,8 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
       say("hint seq " + std::to_string(*oldestUnackedSeq) + " not acknowledged in " +
           std::to_string(limits.ackTimeout.count()) + " ms: not cooperative, counted at its demand");
     }
-    // Give a silent agent another chance now and then: hints resume, acks decide.
-    if (uncooperativeSince && now - *uncooperativeSince > limits.ackTimeout * 10) {
-      uncooperativeSince.reset();
-      oldestUnackedSeq.reset();
-      snap.cooperative = true;
-    }
+    // Hints keep going to a silent agent (hostd hints a VM that is not
+    // cooperative all its vCPUs): an acknowledgement makes it cooperative again.
     sendHint();
   }
 };

@@ -77,7 +77,7 @@ int runHostd(const HostdOptions& options) {
   }
   auto log = makeDaemonLogger("vcpufold-hostd", config->logLevel);
   const RootedFs fs(options.root);
-  HostdParts parts{*config, fs, makeInventory(*config, fs), log};
+  HostdParts parts{*config, fs, makeInventory(*config, fs), log, [options] { return loadConfig(options); }};
   return HostdDaemon(std::move(parts)).run();
 }
 
@@ -89,7 +89,7 @@ int runHostdOneshot(const HostdOptions& options) {
   }
   auto log = makeDaemonLogger("vcpufold-hostd", config->logLevel);
   const RootedFs fs(options.root);
-  HostdParts parts{*config, fs, makeInventory(*config, fs), log};
+  HostdParts parts{*config, fs, makeInventory(*config, fs), log, nullptr};
   std::printf("vcpufold-hostd %s --oneshot: %s, sampling for %u ms\n", VCPUFOLD_VERSION,
               parts.inventory->describe().c_str(), config->intervalMs);
   auto report = HostdDaemon::observeOnce(parts);

@@ -10,6 +10,7 @@ namespace {
 
 const std::set<std::string> kKnownKeys = {
     "hostd.interval_ms", "hostd.reserve_cpus",   "hostd.unfold_delay_ticks", "hostd.unfold_margin_cpus", "hostd.ttl_ticks", "hostd.log_level",
+    "hostd.missing_input_hold_ms",
     "inventory.backend", "inventory.libvirt_uri", "inventory.qmp_directory", "metrics.address", "control.socket"};
 const std::set<std::string> kVmKeys = {"name", "qmp_socket", "hint_socket", "mode", "vcpus", "min_vcpus", "max_vcpus",
                                        "weight"};
@@ -86,6 +87,7 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
   reader.integer("hostd.unfold_delay_ticks", config.unfoldDelayTicks);
   reader.number("hostd.unfold_margin_cpus", config.unfoldMarginCpus);
   reader.integer("hostd.ttl_ticks", config.ttlTicks);
+  reader.integer("hostd.missing_input_hold_ms", config.missingInputHoldMs);
   reader.string("hostd.log_level", config.logLevel);
   std::string backend = inventoryKindName(config.inventory);
   reader.string("inventory.backend", backend);
@@ -152,6 +154,21 @@ Expected<void> validateHostdConfig(const HostdConfig& config) {
     problems.push_back("hostd.ttl_ticks: " + std::to_string(config.ttlTicks) + " is out of range 2..100");
   else if (static_cast<std::uint64_t>(config.ttlTicks) * config.intervalMs > 600000)
     problems.push_back("hostd.ttl_ticks: a lease of ttl_ticks x interval_ms must stay within 600000 ms");
+  if (config.missingInputHoldMs > 600000)
+    problems.push_back("hostd.missing_input_hold_ms: " + std::to_string(config.missingInputHoldMs) +
+                       " is out of range 0..600000");
+  // Socket paths must fit sockaddr_un (107 bytes and the terminating NUL).
+  constexpr std::size_t kMaxSocketPath = 107;
+  const auto checkSocket = [&problems](const std::string& key, const std::string& path) {
+    if (path.size() > kMaxSocketPath)
+      problems.push_back(key + ": the path is " + std::to_string(path.size()) + " bytes; a UNIX socket path may have " +
+                         std::to_string(kMaxSocketPath));
+  };
+  checkSocket("control.socket", config.controlSocket);
+  for (std::size_t i = 0; i < config.qmpVms.size(); ++i) {
+    checkSocket("vm[" + std::to_string(i) + "].qmp_socket", config.qmpVms[i].qmpSocket);
+    checkSocket("vm[" + std::to_string(i) + "].hint_socket", config.qmpVms[i].hintSocket);
+  }
   static const std::set<std::string> kLevels = {"trace", "debug", "info", "warn", "error"};
   if (!kLevels.count(config.logLevel)) problems.push_back("hostd.log_level: \"" + config.logLevel + "\" is not a level");
   if (config.inventory == InventoryKind::Qmp && config.qmpDirectory.empty() && config.qmpVms.empty())

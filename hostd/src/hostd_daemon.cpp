@@ -1,16 +1,23 @@
 #include "vcpufold/hostd/hostd_daemon.h"
 
 #include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
 #include <time.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <algorithm>
+#include <cstdlib>
+#include <set>
 #include <thread>
 
+#include "vcpufold/common/log_text.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/hostd/channel_session.h"
 #include "vcpufold/hostd/cpu_pool.h"
+#include "vcpufold/hostd/inventory_worker.h"
 #include "vcpufold/hostd/metrics.h"
 #include "vcpufold/hostd/status_table.h"
 #include "vcpufold/hostd/text_servers.h"
@@ -19,6 +26,12 @@ namespace vcpufold::hostd {
 namespace {
 
 namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr std::size_t kMaxSocketPath = 107;  // sockaddr_un's sun_path less the NUL
+constexpr auto kMetricsRetry = std::chrono::seconds(10);
+constexpr auto kWorkerPatienceOnStop = std::chrono::seconds(3);
 
 double threadCpuSeconds() {
   timespec now{};
@@ -34,60 +47,78 @@ protocol::HintPolicy hintPolicyOf(FoldMode mode) {
 
 bool hostIsCgroupV2(const RootedFs& fs) { return fs.exists(std::string(paths::kCgroupRoot) + "/cgroup.controllers"); }
 
-// The pool and this tick's busy time on it; busy is unknown on the first reading.
-struct HostReading {
-  VmCpuPool pool;
-  std::optional<std::map<unsigned, CpuTicks>> ticks;
-};
-
-Expected<HostReading> readHost(const RootedFs& fs) {
-  auto pool = readVmCpuPool(fs);
-  if (!pool) return pool.error();
-  HostReading reading{*pool, std::nullopt};
-  if (auto stat = fs.readFile(paths::kProcStat))
-    if (auto ticks = parsePerCpuTicks(*stat)) reading.ticks = *ticks;
-  return reading;
+double msBetween(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
 }  // namespace
 
 struct HostdDaemon::Impl {
-  explicit Impl(HostdParts daemonParts) : parts(std::move(daemonParts)), tickTimer(io), signals(io, SIGINT, SIGTERM) {}
+  explicit Impl(HostdParts daemonParts)
+      : parts(std::move(daemonParts)),
+        tickTimer(io),
+        metricsRetryTimer(io),
+        stopSignals(io, SIGINT, SIGTERM),
+        reloadSignal(io, SIGHUP) {}
 
   HostdParts parts;
   asio::io_context io;
   asio::steady_timer tickTimer;
-  asio::signal_set signals;
+  asio::steady_timer metricsRetryTimer;
+  asio::signal_set stopSignals;
+  asio::signal_set reloadSignal;
+  std::unique_ptr<InventoryWorker> worker;
   std::map<std::string, std::unique_ptr<ChannelSession>> sessions;
   std::map<std::string, HintState> hintState;
+
+  // The newest inventory snapshot and what the decisions remember of earlier ones.
+  std::optional<HostSnapshot> snapshot;
+  Clock::time_point startedAt = Clock::now();
+  std::vector<VmRecord> records;
   std::map<std::string, VmSample> previousSamples;
   std::optional<std::map<unsigned, CpuTicks>> previousTicks;
   std::optional<double> previousNonVmCpus;
-  std::vector<VmRecord> records;
+  std::optional<Clock::time_point> inputsMissingSince;
+  bool withdrawnLogged = false;
+  bool snapshotLate = false;
+
   std::map<std::string, std::optional<std::uint32_t>> loggedHints;
-  std::map<std::string, bool> loggedCooperation;
   std::map<std::string, std::string> loggedPolicyErrors;
+  std::set<std::string> refusedSockets;
   std::string lastInventoryError;
   TickReport latest;
   TickDurationHistogram tickDuration;
-  std::uint64_t ticks = 0;
+  DaemonCounters counters;
+  std::uint64_t decisions = 0;
   std::unique_ptr<MetricsServer> metrics;
   std::unique_ptr<ControlServer> control;
   std::chrono::steady_clock::time_point nextTick;
+  bool watchdog = false;
 
   spdlog::logger& log() { return *parts.log; }
+  const HostdConfig& config() const { return parts.config; }
+  milliseconds interval() const { return milliseconds(config().intervalMs); }
+  milliseconds lease() const { return interval() * config().ttlTicks; }
+  // A snapshot older than this is not evidence of now.
+  milliseconds staleAfter() const { return interval() * 3; }
 
   ChannelLimits limits() const {
     ChannelLimits l;
-    l.ackTimeout = std::chrono::milliseconds(parts.config.intervalMs * parts.config.ttlTicks);
+    l.ackTimeout = lease();
     return l;
   }
 
   void reconcileSessions() {
-    std::map<std::string, bool> wanted;
+    std::set<std::string> wanted;
     for (const auto& vm : records) {
       if (!vm.channelSocket) continue;
-      wanted[vm.name] = true;
+      if (vm.channelSocket->size() > kMaxSocketPath) {
+        if (refusedSockets.insert(vm.name).second)
+          log().warn("{}: channel socket path is {} bytes, over the {} a UNIX socket allows; not connecting",
+                     escapeForLog(vm.name, 128), vm.channelSocket->size(), kMaxSocketPath);
+        continue;
+      }
+      wanted.insert(vm.name);
       auto& session = sessions[vm.name];
       if (session && session->socketPath() == *vm.channelSocket) continue;
       session = std::make_unique<ChannelSession>(io, vm.name, *vm.channelSocket, limits(),
@@ -99,54 +130,125 @@ struct HostdDaemon::Impl {
         ++it;
         continue;
       }
-      log().info("{}: gone; channel closed", it->first);
+      log().info("{}: gone; channel closed", escapeForLog(it->first, 128));
       it = sessions.erase(it);
     }
+    // Forget what was logged about VMs that are gone: a VM of the same name
+    // later is new, and the maps must not grow with every VM ever seen.
+    std::set<std::string> present;
+    for (const auto& vm : records) present.insert(vm.name);
+    std::erase_if(loggedHints, [&present](const auto& entry) { return !present.count(entry.first); });
+    std::erase_if(loggedPolicyErrors, [&present](const auto& entry) { return !present.count(entry.first); });
+    std::erase_if(refusedSockets, [&present](const std::string& name) { return !present.count(name); });
   }
 
-  void tick() {
-    const double cpuStart = threadCpuSeconds();
-    const auto started = std::chrono::steady_clock::now();
-    ++ticks;
-    if (auto refreshed = parts.inventory->refresh()) {
-      records = std::move(*refreshed);
-      if (!lastInventoryError.empty()) log().info("inventory: {} answers again", parts.inventory->describe());
+  // A snapshot arrived from the worker: take in the VMs, then decide.
+  void onSnapshot(HostSnapshot fresh) {
+    for (const auto& note : fresh.notes) log().info("{}", escapeForLog(note));
+    if (fresh.inventoryRead) {
+      records = fresh.records;
+      if (!lastInventoryError.empty()) log().info("inventory: {} answers again", worker->describe());
       lastInventoryError.clear();
-    } else if (refreshed.error().message != lastInventoryError) {
-      lastInventoryError = refreshed.error().message;
-      log().warn("inventory: {} (keeping the last known VMs)", lastInventoryError);
+    } else {
+      const std::string error = fresh.missing.empty() ? "inventory failed" : fresh.missing.front();
+      if (error != lastInventoryError) log().warn("{} (keeping the last known VMs)", escapeForLog(error));
+      lastInventoryError = error;
     }
-    for (const auto& note : parts.inventory->takeNotes()) log().info("{}", note);
     for (const auto& vm : records) {
       const std::string error = vm.policyError.value_or("");
       if (loggedPolicyErrors[vm.name] != error && !error.empty())
-        log().warn("{}: policy metadata refused: {}; keeping mode {}", vm.name, error, foldModeName(vm.policy.mode));
+        log().warn("{}: policy metadata refused: {}; keeping mode {}", escapeForLog(vm.name, 128),
+                   escapeForLog(error), foldModeName(vm.policy.mode));
       loggedPolicyErrors[vm.name] = error;
     }
+    if (snapshotLate) log().info("inventory snapshots arrive again");
+    snapshotLate = false;
+    snapshot = std::move(fresh);
     reconcileSessions();
+    decide(Clock::now());
+  }
 
+  // One decision from the newest snapshot (stale or not) and the channels.
+  void decide(Clock::time_point now) {
+    const double cpuStart = threadCpuSeconds();
+    ++decisions;
     TickInputs inputs;
+    inputs.now = now;
     inputs.vms = records;
-    if (auto samples = parts.inventory->sample()) inputs.samples = std::move(*samples);
+    inputs.reserveCpus = config().reserveCpus;
+    inputs.cgroupV2 = hostIsCgroupV2(parts.fs);
+    inputs.statusMaxAge = lease();
+    inputs.missingInputHold = milliseconds(config().missingInputHoldMs);
+    inputs.inputsMissingSince = inputsMissingSince;
     inputs.previousSamples = previousSamples;
     inputs.previousNonVmCpus = previousNonVmCpus;
     for (const auto& [name, session] : sessions) inputs.channels[name] = session->snapshot();
-    inputs.reserveCpus = parts.config.reserveCpus;
-    inputs.cgroupV2 = hostIsCgroupV2(parts.fs);
-    if (auto host = readHost(parts.fs)) {
-      inputs.poolCpus = static_cast<double>(host->pool.cpus.size());
-      inputs.poolSource = host->pool.source;
-      if (previousTicks && host->ticks) inputs.hostBusyCpus = busyCpus(*previousTicks, *host->ticks, host->pool.cpus);
-      previousTicks = host->ticks;
-    }
-    const auto sampled = std::chrono::steady_clock::now();
-    const AllocationConfig allocation{parts.config.unfoldDelayTicks, parts.config.unfoldMarginCpus};
-    latest = decideTick(allocation, inputs, hintState, ticks);
-    const auto decided = std::chrono::steady_clock::now();
-    previousSamples = std::move(inputs.samples);
-    if (inputs.hostBusyCpus) previousNonVmCpus = latest.measuredNonVmCpus;
 
-    const std::uint32_t ttl = parts.config.intervalMs * parts.config.ttlTicks;
+    const bool stale = !snapshot || now - snapshot->takenAt > staleAfter();
+    if (stale) {
+      const auto activity = worker->activity();
+      inputs.missingInputs.push_back(
+          "no inventory snapshot for " +
+          std::to_string(static_cast<long long>(msBetween(snapshot ? snapshot->takenAt : startedAt, now))) +
+          " ms (the inventory thread is in " + activity.step + " for " +
+          std::to_string(static_cast<long long>(msBetween(activity.since, now))) + " ms)");
+    } else {
+      inputs.missingInputs = snapshot->missing;
+      inputs.samples = snapshot->samples;
+      if (snapshot->pool) {
+        inputs.poolCpus = static_cast<double>(snapshot->pool->cpus.size());
+        inputs.poolSource = snapshot->pool->source;
+        if (previousTicks && snapshot->cpuTicks)
+          inputs.hostBusyCpus = busyCpus(*previousTicks, *snapshot->cpuTicks, snapshot->pool->cpus);
+      }
+    }
+    latest = decideTick(AllocationConfig{config().unfoldDelayTicks, config().unfoldMarginCpus}, inputs, hintState,
+                        decisions);
+    noteInputs(now);
+    if (!stale) {
+      // Counters of this snapshot become the baseline of the next decision;
+      // a VM missing from it keeps its older baseline (a longer window).
+      for (auto& [name, sample] : inputs.samples) previousSamples[name] = std::move(sample);
+      std::erase_if(previousSamples, [this](const auto& entry) {
+        return std::none_of(records.begin(), records.end(), [&entry](const VmRecord& vm) { return vm.name == entry.first; });
+      });
+      if (snapshot->cpuTicks) previousTicks = snapshot->cpuTicks;
+      if (!latest.inputsMissing && inputs.hostBusyCpus) previousNonVmCpus = latest.measuredNonVmCpus;
+    }
+    applyHints();
+    tickDuration.observe(threadCpuSeconds() - cpuStart);
+    log().debug("decision {} at {:.3f} ms: snapshot {} ({:.3f} ms old), decide and queue {:.3f} ms", decisions,
+                std::chrono::duration<double, std::milli>(now.time_since_epoch()).count(),
+                snapshot ? snapshot->cycle : 0, snapshot ? msBetween(snapshot->takenAt, now) : -1.0,
+                msBetween(now, Clock::now()));
+  }
+
+  // Logs a missing-input episode once when it starts, once when hints are
+  // withdrawn and once when it ends; counts every decision it touches.
+  void noteInputs(Clock::time_point now) {
+    if (latest.inputsMissing) {
+      ++counters.inputsMissingTotal;
+      if (latest.hintsWithdrawn) ++counters.hintsWithdrawnTotal;
+      if (!inputsMissingSince) {
+        inputsMissingSince = now;
+        log().warn("inputs missing: {}; holding every hint for up to {} ms, never folding further",
+                   escapeForLog(*latest.inputsMissing), config().missingInputHoldMs);
+      }
+      if (latest.hintsWithdrawn && !withdrawnLogged) {
+        withdrawnLogged = true;
+        log().warn("inputs missing for over {} ms ({}): hints stopped; leases lapse and guests unfold or fall back",
+                   config().missingInputHoldMs, escapeForLog(*latest.inputsMissing));
+      }
+      return;
+    }
+    if (inputsMissingSince)
+      log().info("inputs complete again after {:.0f} ms; deciding normally", msBetween(*inputsMissingSince, now));
+    inputsMissingSince.reset();
+    withdrawnLogged = false;
+  }
+
+  void applyHints() {
+    const std::uint32_t ttl = config().intervalMs * config().ttlTicks;
     for (const auto& vm : latest.vms) {
       const auto session = sessions.find(vm.record.name);
       if (session == sessions.end()) continue;
@@ -156,33 +258,126 @@ struct HostdDaemon::Impl {
         hint = protocol::Hint{0, *vm.allocation.hint, ttl, hintPolicyOf(vm.record.policy.mode), reason};
       }
       session->second->setHint(hint);
-      session->second->tick();
-      if (loggedHints[vm.record.name] != vm.allocation.hint) {
-        log().info("{}: hint {} -> {}: {}", vm.record.name,
-                   loggedHints[vm.record.name] ? std::to_string(*loggedHints[vm.record.name]) : "none",
-                   vm.allocation.hint ? std::to_string(*vm.allocation.hint) : "none", vm.allocation.reason);
-        loggedHints[vm.record.name] = vm.allocation.hint;
+      auto& logged = loggedHints[vm.record.name];
+      if (logged != vm.allocation.hint) {
+        log().info("{}: hint {} -> {}: {}", escapeForLog(vm.record.name, 128),
+                   logged ? std::to_string(*logged) : "none",
+                   vm.allocation.hint ? std::to_string(*vm.allocation.hint) : "none",
+                   escapeForLog(vm.allocation.reason));
+        logged = vm.allocation.hint;
       }
     }
-    tickDuration.observe(threadCpuSeconds() - cpuStart);
-    // Monotonic time, so a latency measurement on one host can line this up
-    // with the agents' logs.
-    const auto ms = [](auto duration) { return std::chrono::duration<double, std::milli>(duration).count(); };
-    log().debug("tick {} at {:.3f} ms: inventory and samples {:.3f} ms, decide {:.3f} ms, hints queued {:.3f} ms",
-                ticks, ms(started.time_since_epoch()), ms(sampled - started), ms(decided - sampled),
-                ms(std::chrono::steady_clock::now() - decided));
+  }
+
+  // The control thread's beat: lease renewal on every channel, and a decision
+  // on missing inputs when the worker has not delivered in time.
+  void tick() {
+    const auto now = Clock::now();
+    const bool stale = !snapshot || now - snapshot->takenAt > staleAfter();
+    const bool warmingUp = !snapshot && now - startedAt <= staleAfter();
+    if (stale && !warmingUp) {
+      ++counters.snapshotsLateTotal;
+      if (!snapshotLate) {
+        const auto activity = worker->activity();
+        log().warn("inventory snapshot late: the inventory thread is in {} for {:.0f} ms", activity.step,
+                   msBetween(activity.since, now));
+      }
+      snapshotLate = true;
+      decide(now);
+    }
+    counters.snapshotAgeSeconds = snapshot ? msBetween(snapshot->takenAt, now) / 1000.0 : 0.0;
+    for (auto& [name, session] : sessions) session->tick();
+    // The loop that proves liveness is the loop that does the work: a wedged
+    // control thread misses its pings and systemd restarts the daemon.
+    if (watchdog) sd_notify(0, "WATCHDOG=1");
   }
 
   void scheduleTick() {
-    nextTick += std::chrono::milliseconds(parts.config.intervalMs);
+    nextTick += interval();
     // After a stall (suspend, a debugger) start afresh instead of ticking in a burst.
-    if (nextTick < std::chrono::steady_clock::now()) nextTick = std::chrono::steady_clock::now();
+    if (nextTick < Clock::now()) nextTick = Clock::now();
     tickTimer.expires_at(nextTick);
     tickTimer.async_wait([this](const boost::system::error_code& error) {
       if (error) return;
       tick();
       scheduleTick();
     });
+  }
+
+  std::string renderMetricsPage() {
+    if (metrics) {
+      counters.metricsConnectionsEvicted = metrics->evictedConnections();
+      counters.metricsAcceptErrors = metrics->acceptErrors();
+    }
+    counters.metricsListening = metrics != nullptr;
+    return renderMetrics(latest, tickDuration, counters);
+  }
+
+  // A busy port must not keep hints from flowing: the daemon runs on and
+  // tries again later.
+  void startMetrics() {
+    if (config().metricsAddress.empty()) return;
+    auto started = MetricsServer::start(io, config().metricsAddress, [this] { return renderMetricsPage(); });
+    if (!started) {
+      log().warn("{}; hints go on, retrying in {} s", started.error().message, kMetricsRetry.count());
+      metricsRetryTimer.expires_after(kMetricsRetry);
+      metricsRetryTimer.async_wait([this](const boost::system::error_code& error) {
+        if (!error) startMetrics();
+      });
+      return;
+    }
+    metrics = std::move(*started);
+    log().info("metrics on http://{}/metrics", config().metricsAddress);
+  }
+
+  void waitForReload() {
+    reloadSignal.async_wait([this](const boost::system::error_code& error, int) {
+      if (error) return;
+      reload();
+      waitForReload();
+    });
+  }
+
+  // SIGHUP: the tick, lease, hysteresis, reserve, hold and log level change
+  // in place; what needs new connections is reported as needing a restart.
+  void reload() {
+    if (!parts.reloadConfig) {
+      log().warn("SIGHUP: no configuration file to reload");
+      return;
+    }
+    auto next = parts.reloadConfig();
+    if (!next) {
+      log().error("SIGHUP: configuration refused, the running one stays: {}", next.error().message);
+      return;
+    }
+    const HostdConfig& now = config();
+    std::vector<std::string> needRestart;
+    if (next->inventory != now.inventory || next->libvirtUri != now.libvirtUri ||
+        next->qmpDirectory != now.qmpDirectory || next->qmpVms.size() != now.qmpVms.size())
+      needRestart.push_back("inventory");
+    if (next->metricsAddress != now.metricsAddress) needRestart.push_back("metrics.address");
+    if (next->controlSocket != now.controlSocket) needRestart.push_back("control.socket");
+    HostdConfig applied = *next;
+    applied.inventory = now.inventory;
+    applied.libvirtUri = now.libvirtUri;
+    applied.qmpDirectory = now.qmpDirectory;
+    applied.qmpVms = now.qmpVms;
+    applied.metricsAddress = now.metricsAddress;
+    applied.controlSocket = now.controlSocket;
+    parts.config = applied;
+    parts.log->set_level(spdlog::level::from_str(applied.logLevel));
+    worker->setPeriod(interval());
+    log().info("SIGHUP: configuration reloaded: tick {} ms, lease {} ticks, unfold after {} ticks, reserve {} CPUs, "
+               "hold on missing inputs {} ms{}",
+               applied.intervalMs, applied.ttlTicks, applied.unfoldDelayTicks, applied.reserveCpus,
+               applied.missingInputHoldMs,
+               needRestart.empty() ? "" : "; changes to " + joinWords(needRestart) + " take effect after a restart");
+  }
+
+  static std::string joinWords(const std::vector<std::string>& words) {
+    std::string text;
+    for (const auto& word : words) text += (text.empty() ? "" : ", ") + word;
+    return text;
   }
 };
 
@@ -192,19 +387,12 @@ HostdDaemon::~HostdDaemon() = default;
 int HostdDaemon::run() {
   auto& impl = *impl_;
   auto& config = impl.parts.config;
-  impl.log().info("vcpufold-hostd {} starting: {}, tick {} ms, lease {} ticks, unfold after {} ticks, reserve {} CPUs",
-                  VCPUFOLD_VERSION, impl.parts.inventory->describe(), config.intervalMs, config.ttlTicks,
-                  config.unfoldDelayTicks, config.reserveCpus);
-  if (!config.metricsAddress.empty()) {
-    auto metrics = MetricsServer::start(impl.io, config.metricsAddress,
-                                        [&impl] { return renderMetrics(impl.latest, impl.tickDuration); });
-    if (!metrics) {
-      impl.log().error("{}", metrics.error().message);
-      return 1;
-    }
-    impl.metrics = std::move(*metrics);
-    impl.log().info("metrics on http://{}/metrics", config.metricsAddress);
-  }
+  impl.log().info(
+      "vcpufold-hostd {} starting: {}, tick {} ms, lease {} ticks, unfold after {} ticks, reserve {} CPUs, "
+      "hold on missing inputs {} ms",
+      VCPUFOLD_VERSION, impl.parts.inventory->describe(), config.intervalMs, config.ttlTicks, config.unfoldDelayTicks,
+      config.reserveCpus, config.missingInputHoldMs);
+  impl.startMetrics();
   if (!config.controlSocket.empty()) {
     const auto directory = impl.parts.fs.resolve(config.controlSocket).parent_path();
     std::error_code ignored;
@@ -217,41 +405,57 @@ int HostdDaemon::run() {
     }
     impl.control = std::move(*control);
   }
-  impl.signals.async_wait([&impl](const boost::system::error_code& error, int signo) {
+  impl.stopSignals.async_wait([&impl](const boost::system::error_code& error, int signo) {
     if (error) return;
     impl.log().info("{}: stopping; hints stop and the guests' leases run out", signo == SIGTERM ? "SIGTERM" : "SIGINT");
     impl.io.stop();
   });
-  impl.nextTick = std::chrono::steady_clock::now();
-  impl.tick();
+  impl.waitForReload();
+
+  // Everything that can block runs on the worker; its snapshots come back here.
+  impl.worker = std::make_unique<InventoryWorker>(
+      std::move(impl.parts.inventory), impl.parts.fs, impl.interval(),
+      [&impl](HostSnapshot snapshot) {
+        asio::post(impl.io, [&impl, snapshot = std::move(snapshot)]() mutable { impl.onSnapshot(std::move(snapshot)); });
+      });
+  impl.worker->start();
+  impl.startedAt = Clock::now();
+  impl.nextTick = impl.startedAt;
   impl.scheduleTick();
+  impl.watchdog = sd_watchdog_enabled(0, nullptr) > 0;
+  sd_notify(0, "READY=1\nSTATUS=ticking");
   impl.io.run();
+  sd_notify(0, "STOPPING=1");
   impl.sessions.clear();
+  if (!impl.worker->stop(kWorkerPatienceOnStop)) {
+    // A libvirt or QMP call that never returns must not keep the daemon from
+    // stopping: the hints have stopped already, so leave without it.
+    impl.log().warn("the inventory thread is still in {}; exiting without it", impl.worker->activity().step);
+    impl.log().flush();
+    std::_Exit(0);
+  }
   return 0;
 }
 
 Expected<TickReport> HostdDaemon::observeOnce(HostdParts& parts) {
-  auto records = parts.inventory->refresh();
-  if (!records) return records.error();
-  auto before = parts.inventory->sample();
-  if (!before) return before.error();
-  auto hostBefore = readHost(parts.fs);
-  if (!hostBefore) return hostBefore.error();
+  const HostSnapshot before = InventoryWorker::readOnce(*parts.inventory, parts.fs, 1);
+  if (!before.inventoryRead) return Error{before.missing.empty() ? "inventory failed" : before.missing.front()};
   std::this_thread::sleep_for(std::chrono::milliseconds(parts.config.intervalMs));
-  auto after = parts.inventory->sample();
-  if (!after) return after.error();
-  auto hostAfter = readHost(parts.fs);
-  if (!hostAfter) return hostAfter.error();
+  const HostSnapshot after = InventoryWorker::readOnce(*parts.inventory, parts.fs, 2);
   TickInputs inputs;
-  inputs.vms = *records;
-  inputs.samples = *after;
-  inputs.previousSamples = *before;
-  inputs.poolCpus = static_cast<double>(hostAfter->pool.cpus.size());
-  inputs.poolSource = hostAfter->pool.source;
+  inputs.now = after.takenAt;
+  inputs.vms = after.records;
+  inputs.samples = after.samples;
+  inputs.previousSamples = before.samples;
+  inputs.missingInputs = after.missing;
+  if (after.pool) {
+    inputs.poolCpus = static_cast<double>(after.pool->cpus.size());
+    inputs.poolSource = after.pool->source;
+    if (before.cpuTicks && after.cpuTicks)
+      inputs.hostBusyCpus = busyCpus(*before.cpuTicks, *after.cpuTicks, after.pool->cpus);
+  }
   inputs.reserveCpus = parts.config.reserveCpus;
   inputs.cgroupV2 = hostIsCgroupV2(parts.fs);
-  if (hostBefore->ticks && hostAfter->ticks)
-    inputs.hostBusyCpus = busyCpus(*hostBefore->ticks, *hostAfter->ticks, hostAfter->pool.cpus);
   // As if every VM had a cooperative agent: what hostd would hint.
   for (const auto& vm : inputs.vms) {
     ChannelSnapshot assumed;

@@ -13,6 +13,8 @@ namespace vcpufold::hostd {
 namespace {
 
 constexpr int kFullRefreshEvery = 30;  // refresh() calls between full re-reads (safety net for lost events)
+constexpr int kKeepAliveIntervalS = 5;
+constexpr unsigned kKeepAliveCount = 3;
 
 std::int64_t monotonicNs() {
   timespec now{};
@@ -44,6 +46,8 @@ struct LibvirtInventory::State {
   std::int64_t backoffNs = 500'000'000;
   int refreshes = 0;
   std::map<std::string, VmRecord> known;  // by name
+  std::string lastSampleProblem;
+  std::vector<std::string> notes;
   std::mutex dirtyMutex;                        // guards the two below (event thread)
   bool dirtyAll = true;
   std::set<std::string> dirtyDomains;
@@ -101,6 +105,11 @@ Expected<void> LibvirtInventory::ensureConnected() {
   }
   state_->backoffNs = 500'000'000;
   state_->closed.store(false);
+  // A libvirtd that stops answering (hung, or gone without closing the
+  // socket) is noticed within about 5 x 3 s: the connection is closed, calls
+  // fail instead of waiting, and refresh() reconnects.
+  if (virConnectSetKeepAlive(state_->connection, kKeepAliveIntervalS, kKeepAliveCount) < 0)
+    virResetLastError();  // a local driver without keepalive (test:///) needs none
   virConnectRegisterCloseCallback(state_->connection, onClose, &state_->closed, nullptr);
   auto* shared = state_.get();
   auto lifecycle = [](virConnectPtr, virDomainPtr, int, int, void* opaque) -> int {
@@ -220,8 +229,11 @@ Expected<std::vector<VmRecord>> LibvirtInventory::refresh() {
 Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
   if (auto connected = ensureConnected(); !connected) return connected.error();
   virDomainStatsRecordPtr* records = nullptr;
-  const int count = virConnectGetAllDomainStats(state_->connection, VIR_DOMAIN_STATS_VCPU, &records,
-                                                VIR_CONNECT_GET_ALL_DOMAINS_STATS_ACTIVE);
+  // NOWAIT: a domain whose job lock is held (a stuck monitor, a migration)
+  // is reported with what libvirt has instead of blocking the whole call.
+  const int count = virConnectGetAllDomainStats(
+      state_->connection, VIR_DOMAIN_STATS_VCPU, &records,
+      VIR_CONNECT_GET_ALL_DOMAINS_STATS_ACTIVE | VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT);
   if (count < 0) return libvirtError("cannot read vCPU statistics on " + uri_);
   const std::int64_t now = monotonicNs();
   std::map<std::string, VmSample> samples;
@@ -235,11 +247,21 @@ Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
         params.emplace_back(param.field, param.value.ui);
     }
     auto counters = vcpuCountersFromStats(params);
-    if (counters) samples[virDomainGetName(records[i]->dom)] = VmSample{std::move(*counters), now};
+    if (counters) {
+      samples[virDomainGetName(records[i]->dom)] = VmSample{std::move(*counters), now};
+    } else if (counters.error().message != state_->lastSampleProblem) {
+      // Said once: a libvirt without vcpu.N.delay misses it on every call, and
+      // hostd then holds and withdraws hints rather than decide without it.
+      state_->lastSampleProblem = counters.error().message;
+      state_->notes.push_back(std::string("libvirt: ") + virDomainGetName(records[i]->dom) + ": " +
+                              counters.error().message);
+    }
   }
   virDomainStatsRecordListFree(records);
   return samples;
 }
+
+std::vector<std::string> LibvirtInventory::takeNotes() { return std::exchange(state_->notes, {}); }
 
 Expected<void> LibvirtInventory::setPolicyXml(const std::string& domain, const std::string& xml) {
   if (auto connected = ensureConnected(); !connected) return connected.error();

@@ -50,8 +50,28 @@ void TickDurationHistogram::observe(double seconds) {
     if (seconds <= kTickDurationBuckets[i]) ++bucketCounts[i];
 }
 
-std::string renderMetrics(const TickReport& report, const TickDurationHistogram& tickDuration) {
+std::string renderMetrics(const TickReport& report, const TickDurationHistogram& tickDuration,
+                          const DaemonCounters& counters) {
   Writer w;
+  w.family("vcpufold_tick_inputs_complete", "gauge",
+           "1 when the last decision had every input; 0 when hints were held or withdrawn.");
+  w.sample("vcpufold_tick_inputs_complete", "", report.inputsMissing ? 0 : 1);
+  w.family("vcpufold_tick_inputs_missing_total", "counter",
+           "Decisions taken with an input missing (pool, host CPU time, a VM's samples, the inventory).");
+  w.sample("vcpufold_tick_inputs_missing_total", "", static_cast<double>(counters.inputsMissingTotal));
+  w.family("vcpufold_hints_withdrawn", "gauge", "1 when inputs have been missing past the hold and no VM is hinted.");
+  w.sample("vcpufold_hints_withdrawn", "", report.hintsWithdrawn ? 1 : 0);
+  w.family("vcpufold_hints_withdrawn_total", "counter", "Decisions that withdrew every hint (inputs missing too long).");
+  w.sample("vcpufold_hints_withdrawn_total", "", static_cast<double>(counters.hintsWithdrawnTotal));
+  w.family("vcpufold_inventory_snapshot_age_seconds", "gauge", "Age of the newest inventory and sample snapshot.");
+  w.sample("vcpufold_inventory_snapshot_age_seconds", "", counters.snapshotAgeSeconds);
+  w.family("vcpufold_inventory_snapshots_late_total", "counter", "Ticks that found the inventory snapshot too old.");
+  w.sample("vcpufold_inventory_snapshots_late_total", "", static_cast<double>(counters.snapshotsLateTotal));
+  w.family("vcpufold_metrics_connections_evicted_total", "counter",
+           "Metrics clients closed early to keep within the connection cap.");
+  w.sample("vcpufold_metrics_connections_evicted_total", "", static_cast<double>(counters.metricsConnectionsEvicted));
+  w.family("vcpufold_metrics_accept_errors_total", "counter", "Failed accepts on the metrics port (e.g. EMFILE).");
+  w.sample("vcpufold_metrics_accept_errors_total", "", static_cast<double>(counters.metricsAcceptErrors));
   w.family("vcpufold_pool_cpus", "gauge", "pCPUs VMs may run on.");
   w.sample("vcpufold_pool_cpus", "", report.poolCpus);
   w.family("vcpufold_capacity_cpus", "gauge", "pCPUs left for VMs after the reserve and non-VM load.");
@@ -91,6 +111,9 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
       {"vcpufold_vm_channel_connects_total", "counter", "Connections made to the VM's channel."},
       {"vcpufold_vm_channel_penalties_total", "counter", "Disconnections for exceeding the error budget."},
       {"vcpufold_vm_hints_sent_total", "counter", "Hints sent (one per tick while hinted)."},
+      {"vcpufold_vm_agent_errors_total", "counter", "Error frames the guest's agent sent."},
+      {"vcpufold_vm_log_lines_suppressed_total", "counter",
+       "Log lines the guest caused beyond its budget, not written."},
   };
   for (const auto& family : families) {
     w.family(family.name, family.type, family.help);
@@ -114,6 +137,9 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
       if (name == "vcpufold_vm_channel_connects_total") w.sample(name, labels, static_cast<double>(channel.connects));
       if (name == "vcpufold_vm_channel_penalties_total") w.sample(name, labels, static_cast<double>(channel.penalties));
       if (name == "vcpufold_vm_hints_sent_total") w.sample(name, labels, static_cast<double>(channel.hintsSent));
+      if (name == "vcpufold_vm_agent_errors_total") w.sample(name, labels, static_cast<double>(channel.agentErrors));
+      if (name == "vcpufold_vm_log_lines_suppressed_total")
+        w.sample(name, labels, static_cast<double>(channel.logLinesSuppressed));
     }
   }
   return w.take();

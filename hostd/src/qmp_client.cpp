@@ -1,5 +1,6 @@
 #include "vcpufold/hostd/qmp_client.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -7,6 +8,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace vcpufold::hostd {
@@ -14,6 +16,51 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::size_t kMaxLine = 1 << 20;  // query-cpus-fast of a 4096-vCPU VM stays well below
+constexpr std::size_t kMaxEventsKept = 64;  // events between two drains; older ones are dropped (counted)
+constexpr int kMaxJsonDepth = 32;           // QMP replies nest a few levels; deeper is not QEMU
+
+// Nesting depth of a JSON text, strings skipped: checked before parsing so a
+// peer cannot make the parser or the value's destructor recurse without end.
+int jsonDepth(const std::string& text) {
+  int depth = 0;
+  int deepest = 0;
+  bool inString = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"') inString = true;
+    if (c == '{' || c == '[') deepest = std::max(deepest, ++depth);
+    if (c == '}' || c == ']') --depth;
+    if (deepest > kMaxJsonDepth) break;
+  }
+  return deepest;
+}
+
+// A QMP message as JSON, or why it is not one we accept.
+Expected<nlohmann::json> parseQmpLine(const std::string& line) {
+  if (jsonDepth(line) > kMaxJsonDepth) return Error{"QMP sent JSON nested deeper than " + std::to_string(kMaxJsonDepth)};
+  try {
+    auto message = nlohmann::json::parse(line);
+    if (!message.is_object()) return Error{"QMP sent JSON that is not an object"};
+    return message;
+  } catch (const nlohmann::json::exception&) {
+    return Error{"QMP sent something that is not JSON"};
+  }
+}
+
+// An event's name and data, whatever their JSON types.
+QmpEvent eventOf(const nlohmann::json& message) {
+  const auto& name = message["event"];
+  const auto data = message.find("data");
+  return QmpEvent{name.is_string() ? name.get<std::string>() : "?",
+                  data != message.end() ? data->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : "{}"};
+}
 
 int remainingMs(Clock::time_point deadline) {
   return static_cast<int>(std::max<long>(
@@ -31,10 +78,20 @@ Expected<std::vector<QmpVcpu>> parseQueryCpusFast(const nlohmann::json& result) 
     if (!entry.is_object() || index == entry.end() || thread == entry.end() || !index->is_number_unsigned() ||
         !thread->is_number_integer() || thread->get<long long>() <= 0)
       return Error{"query-cpus-fast: an entry without cpu-index or thread-id"};
+    if (index->get<std::uint64_t>() >= 4096 || thread->get<long long>() > std::numeric_limits<int>::max())
+      return Error{"query-cpus-fast: cpu-index or thread-id out of range"};
     vcpus.push_back(QmpVcpu{index->get<unsigned>(), thread->get<int>()});
   }
   std::sort(vcpus.begin(), vcpus.end(), [](const QmpVcpu& a, const QmpVcpu& b) { return a.cpuIndex < b.cpuIndex; });
   return vcpus;
+}
+
+Expected<std::vector<QmpVcpu>> parseQueryCpusJson(const std::string& answer) {
+  try {
+    return parseQueryCpusFast(nlohmann::json::parse(answer));
+  } catch (const nlohmann::json::exception&) {
+    return Error{"query-cpus-fast: the answer is not JSON"};
+  }
 }
 
 QmpClient::QmpClient(int fd) : fd_(fd) {
@@ -52,11 +109,24 @@ Expected<std::unique_ptr<QmpClient>> QmpClient::connect(const std::string& socke
   if (socketPath.size() >= sizeof address.sun_path) return Error{socketPath + ": path too long"};
   address.sun_family = AF_UNIX;
   std::memcpy(address.sun_path, socketPath.c_str(), socketPath.size() + 1);
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    const std::string why = std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    return Error{socketPath + ": connect: " + why};
+  // Non-blocking: a monitor whose listen queue is full (a hung QEMU, or a
+  // socket nobody accepts on) answers EAGAIN at once instead of blocking.
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return Error{socketPath + ": socket: " + std::strerror(errno)};
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    int why = errno;
+    if (why == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      socklen_t length = sizeof why;
+      why = ::poll(&p, 1, timeoutMs) <= 0 ? ETIMEDOUT
+            : ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &why, &length) == 0 ? why
+                                                                            : errno;
+    }
+    if (why != 0) {
+      ::close(fd);
+      return Error{socketPath + ": connect: " + (why == EAGAIN ? "the monitor accepts no connections (queue full)"
+                                                                 : std::string(std::strerror(why)))};
+    }
   }
   std::unique_ptr<QmpClient> client(new QmpClient(fd));
   auto greeting = client->readLine(timeoutMs);
@@ -94,26 +164,37 @@ Expected<std::string> QmpClient::readLine(int timeoutMs) {
 Expected<std::string> QmpClient::execute(const std::string& command, int timeoutMs) {
   if (fd_ < 0) return Error{"QMP connection closed"};
   const std::string line = command + "\n";
+  // The socket is non-blocking: a monitor that does not read cannot hold us here.
   if (::send(fd_, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size()))
     return Error{std::string("QMP send: ") + std::strerror(errno)};
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
-  for (;;) {
+  // The deadline holds even against a monitor that streams events without end.
+  while (Clock::now() < deadline) {
     auto answer = readLine(remainingMs(deadline));
     if (!answer) return answer.error();
-    nlohmann::json message;
-    try {
-      message = nlohmann::json::parse(*answer);
-    } catch (const nlohmann::json::exception&) {
-      return Error{"QMP sent something that is not JSON"};
-    }
-    if (message.contains("event")) {
-      events_.push_back({message["event"].is_string() ? message["event"].get<std::string>() : "?",
-                         message.value("data", nlohmann::json::object()).dump()});
+    auto message = parseQmpLine(*answer);
+    if (!message) return message.error();
+    if (message->contains("event")) {
+      keepEvent(eventOf(*message));
       continue;
     }
-    if (message.contains("return")) return message["return"].dump();
-    if (message.contains("error")) return Error{"QMP error: " + message["error"].value("desc", std::string("?"))};
+    if (const auto result = message->find("return"); result != message->end())
+      return result->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (const auto error = message->find("error"); error != message->end()) {
+      const auto desc = error->is_object() ? error->find("desc") : error->end();
+      return Error{"QMP error: " + (desc != error->end() && desc->is_string() ? desc->get<std::string>()
+                                                                               : std::string("(no description)"))};
+    }
   }
+  return Error{"QMP: no answer within " + std::to_string(timeoutMs) + " ms"};
+}
+
+void QmpClient::keepEvent(QmpEvent event) {
+  if (events_.size() >= kMaxEventsKept) {
+    events_.erase(events_.begin());
+    ++eventsDropped_;
+  }
+  events_.push_back(std::move(event));
 }
 
 std::vector<QmpEvent> QmpClient::drainEvents() {
@@ -122,13 +203,9 @@ std::vector<QmpEvent> QmpClient::drainEvents() {
     if (::poll(&p, 1, 0) <= 0) break;
     auto line = readLine(0);
     if (!line) break;
-    try {
-      const auto message = nlohmann::json::parse(*line);
-      if (message.contains("event"))
-        events_.push_back({message["event"].is_string() ? message["event"].get<std::string>() : "?",
-                           message.value("data", nlohmann::json::object()).dump()});
-    } catch (const nlohmann::json::exception&) {
-    }
+    if (auto message = parseQmpLine(*line); message && message->contains("event")) keepEvent(eventOf(*message));
+    // Bounded: events arriving faster than they are read wait for the next drain.
+    if (events_.size() >= kMaxEventsKept) break;
   }
   return std::exchange(events_, {});
 }

@@ -1,6 +1,8 @@
 #include "vcpufold/hostd/qmp_inventory.h"
 
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -8,6 +10,9 @@ namespace vcpufold::hostd {
 namespace {
 
 constexpr int kQmpTimeoutMs = 1000;
+constexpr std::size_t kMaxSocketPath = 107;
+constexpr std::int64_t kRetryMinNs = 1'000'000'000;   // a monitor that failed is tried again after 1 s,
+constexpr std::int64_t kRetryMaxNs = 30'000'000'000;  // doubling up to 30 s
 
 std::int64_t monotonicNs() {
   timespec now{};
@@ -31,7 +36,7 @@ std::string QmpInventory::describe() const {
   return text;
 }
 
-std::vector<QmpVmConfig> QmpInventory::candidates() const {
+std::vector<QmpVmConfig> QmpInventory::candidates() {
   std::vector<QmpVmConfig> all = declared_;
   if (directory_.empty()) return all;
   // Sockets are host paths given by the operator, not system files: no RootedFs.
@@ -41,6 +46,16 @@ std::vector<QmpVmConfig> QmpInventory::candidates() const {
     const std::string name = entry.substr(0, entry.size() - 4);
     const std::string hint = directory_ + "/" + name + ".hint.sock";
     if (!host.exists(hint)) continue;
+    // Only sockets that are what they say: no symlinks out of the directory,
+    // owned by root or by hostd's own user (who could start QEMU anyway).
+    if (auto refused = refusedSocket(directory_ + "/" + entry)) {
+      noteOnce(name, *refused);
+      continue;
+    }
+    if (auto refused = refusedSocket(hint)) {
+      noteOnce(name, *refused);
+      continue;
+    }
     bool declared = false;
     for (const auto& vm : declared_) declared = declared || vm.name == name;
     if (!declared) all.push_back(QmpVmConfig{name, directory_ + "/" + entry, hint, FoldPolicy{}});
@@ -48,19 +63,53 @@ std::vector<QmpVmConfig> QmpInventory::candidates() const {
   return all;
 }
 
+std::optional<std::string> QmpInventory::refusedSocket(const std::string& path) const {
+  if (path.size() > kMaxSocketPath)
+    return path + ": " + std::to_string(path.size()) + " bytes, over the " + std::to_string(kMaxSocketPath) +
+           " a UNIX socket path may have; skipped";
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) return std::nullopt;  // gone meanwhile: connect will say
+  if (S_ISLNK(info.st_mode)) return path + ": a symlink; skipped (sockets in the QMP directory must be real)";
+  if (!S_ISSOCK(info.st_mode)) return path + ": not a socket; skipped";
+  if (info.st_uid != 0 && info.st_uid != ::geteuid())
+    return path + ": owned by uid " + std::to_string(info.st_uid) + ", not root or hostd's user; skipped";
+  return std::nullopt;
+}
+
+void QmpInventory::noteOnce(const std::string& name, const std::string& note) {
+  auto& last = lastNotes_[name];
+  if (last == note) return;
+  last = note;
+  notes_.push_back(name + ": " + note);
+}
+
 Expected<std::vector<VmRecord>> QmpInventory::refresh() {
   std::map<std::string, bool> seen;
+  const std::int64_t now = monotonicNs();
   for (const auto& candidate : candidates()) {
     seen[candidate.name] = true;
+    if (candidate.qmpSocket.size() > kMaxSocketPath || candidate.hintSocket.size() > kMaxSocketPath) {
+      noteOnce(candidate.name, "a socket path is over " + std::to_string(kMaxSocketPath) + " bytes; skipped");
+      continue;
+    }
     auto& vm = vms_[candidate.name];
     vm.config = candidate;
     if (!vm.client || vm.client->closed()) {
+      // A monitor that failed is not asked again at once: a hung QEMU costs
+      // the inventory thread one timeout per backoff period, not per cycle.
+      if (now < vm.retryAtNs) continue;
       auto client = QmpClient::connect(candidate.qmpSocket, kQmpTimeoutMs);
       if (!client) {
-        vms_.erase(candidate.name);
+        noteOnce(candidate.name, client.error().message);
+        vm.retryBackoffNs = std::clamp(vm.retryBackoffNs * 2, kRetryMinNs, kRetryMaxNs);
+        vm.retryAtNs = now + vm.retryBackoffNs;
         continue;
       }
       vm.client = std::move(*client);
+      vm.retryBackoffNs = 0;
+      lastNotes_.erase(candidate.name);
+      if (vm.pid != 0 && vm.pid != vm.client->peerPid()) vm.vcpus.clear();  // another QEMU: new threads
+      vm.pid = vm.client->peerPid();
       // QEMU's own -name, for the log: a socket that serves another VM than its file says is worth seeing.
       std::string qemuName = "unnamed";
       if (auto answer = vm.client->execute(R"({"execute":"query-name"})", kQmpTimeoutMs)) {
@@ -75,24 +124,25 @@ Expected<std::vector<VmRecord>> QmpInventory::refresh() {
     for (const auto& event : vm.client->drainEvents())
       notes_.push_back(candidate.name + ": QEMU event " + event.name + " " + event.detailJson);
     auto answer = vm.client->execute(R"({"execute":"query-cpus-fast"})", kQmpTimeoutMs);
-    if (!answer) {
-      notes_.push_back(candidate.name + ": " + answer.error().message + "; dropped");
-      vms_.erase(candidate.name);
+    auto vcpus = answer ? parseQueryCpusJson(*answer) : Expected<std::vector<QmpVcpu>>(answer.error());
+    if (!vcpus) {
+      // The monitor failed, not (yet) the VM: its vCPU threads are still
+      // sampled from /proc with the last known thread ids, so its CPU time is
+      // not mistaken for non-VM load. The monitor is retried with backoff.
+      notes_.push_back(candidate.name + ": " + vcpus.error().message + "; monitor closed, retrying with backoff");
+      vm.client.reset();
+      vm.retryBackoffNs = std::clamp(vm.retryBackoffNs * 2, kRetryMinNs, kRetryMaxNs);
+      vm.retryAtNs = now + vm.retryBackoffNs;
       continue;
     }
-    try {
-      auto vcpus = parseQueryCpusFast(nlohmann::json::parse(*answer));
-      if (!vcpus) throw std::runtime_error(vcpus.error().message);
-      vm.vcpus = *vcpus;
-    } catch (const std::exception& error) {
-      notes_.push_back(candidate.name + ": " + error.what() + "; dropped");
-      vms_.erase(candidate.name);
-    }
+    vm.vcpus = *vcpus;
   }
   for (auto it = vms_.begin(); it != vms_.end();) it = seen.count(it->first) ? std::next(it) : vms_.erase(it);
+  std::erase_if(lastNotes_, [&seen](const auto& entry) { return !seen.count(entry.first); });
 
   std::vector<VmRecord> records;
   for (const auto& [name, vm] : vms_) {
+    if (vm.vcpus.empty()) continue;  // never answered query-cpus-fast: not known as a VM yet
     VmRecord record;
     record.name = name;
     record.vcpus = static_cast<std::uint32_t>(vm.vcpus.size());
@@ -106,8 +156,9 @@ Expected<std::vector<VmRecord>> QmpInventory::refresh() {
 Expected<std::map<std::string, VmSample>> QmpInventory::sample() {
   std::map<std::string, VmSample> samples;
   for (const auto& [name, vm] : vms_) {
+    if (vm.vcpus.empty()) continue;
     VmSample sample{{}, monotonicNs()};
-    const std::string task = "/proc/" + std::to_string(vm.client->peerPid()) + "/task/";
+    const std::string task = "/proc/" + std::to_string(vm.pid) + "/task/";
     bool complete = true;
     for (const auto& vcpu : vm.vcpus) {
       auto text = fs_.readFile(task + std::to_string(vcpu.threadId) + "/schedstat");

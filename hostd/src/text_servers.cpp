@@ -11,7 +11,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
+#include <array>
 #include <cstring>
+#include <deque>
 
 namespace vcpufold::hostd {
 namespace {
@@ -21,11 +23,14 @@ using boost::system::error_code;
 
 constexpr std::size_t kMaxRequestBytes = 8192;
 constexpr auto kClientTimeout = std::chrono::seconds(5);
+constexpr auto kHttpDeadline = std::chrono::seconds(2);     // a whole exchange, from accept to close
+constexpr std::size_t kMaxHttpConnections = 32;           // more: the oldest is closed
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);  // after EMFILE and the like
 
 // One HTTP exchange: read the request head (bounded), answer, close.
 void serveHttp(std::shared_ptr<asio::ip::tcp::socket> socket, TextSource metrics, asio::io_context& io) {
   auto request = std::make_shared<asio::streambuf>(kMaxRequestBytes);
-  auto timer = std::make_shared<asio::steady_timer>(io, kClientTimeout);
+  auto timer = std::make_shared<asio::steady_timer>(io, kHttpDeadline);
   timer->async_wait([socket](const error_code& error) {
     if (!error) socket->close();
   });
@@ -60,16 +65,50 @@ void serveHttp(std::shared_ptr<asio::ip::tcp::socket> socket, TextSource metrics
 }  // namespace
 
 struct MetricsServer::Impl : std::enable_shared_from_this<Impl> {
-  Impl(asio::io_context& context, TextSource source) : io(context), acceptor(context), metrics(std::move(source)) {}
+  Impl(asio::io_context& context, TextSource source)
+      : io(context), acceptor(context), backoffTimer(context), metrics(std::move(source)) {}
   asio::io_context& io;
   asio::ip::tcp::acceptor acceptor;
+  asio::steady_timer backoffTimer;
   TextSource metrics;
+  // Open exchanges, oldest first: a local user holding connections open
+  // costs hostd at most kMaxHttpConnections descriptors.
+  std::deque<std::weak_ptr<asio::ip::tcp::socket>> open;
+  std::uint64_t evicted = 0;
+  std::uint64_t acceptErrors = 0;
+
+  void admit(const std::shared_ptr<asio::ip::tcp::socket>& socket) {
+    std::erase_if(open, [](const auto& weak) {
+      const auto live = weak.lock();
+      return !live || !live->is_open();
+    });
+    while (open.size() >= kMaxHttpConnections) {
+      if (auto oldest = open.front().lock()) {
+        error_code ignored;
+        oldest->close(ignored);
+        ++evicted;
+      }
+      open.pop_front();
+    }
+    open.push_back(socket);
+  }
 
   void accept() {
     auto socket = std::make_shared<asio::ip::tcp::socket>(io);
     acceptor.async_accept(*socket, [self = shared_from_this(), socket](const error_code& error) {
       if (error == asio::error::operation_aborted) return;
-      if (!error) serveHttp(socket, self->metrics, self->io);
+      if (error) {
+        // Out of descriptors (EMFILE, ENFILE) or memory: the listen queue keeps
+        // the client; try again shortly instead of spinning on the error.
+        ++self->acceptErrors;
+        self->backoffTimer.expires_after(kAcceptBackoff);
+        self->backoffTimer.async_wait([self](const error_code& waited) {
+          if (!waited) self->accept();
+        });
+        return;
+      }
+      self->admit(socket);
+      serveHttp(socket, self->metrics, self->io);
       self->accept();
     });
   }
@@ -79,7 +118,12 @@ MetricsServer::MetricsServer(std::shared_ptr<Impl> impl) : impl_(std::move(impl)
 MetricsServer::~MetricsServer() {
   error_code ignored;
   impl_->acceptor.close(ignored);
+  impl_->backoffTimer.cancel();
+  for (const auto& weak : impl_->open)
+    if (auto socket = weak.lock()) socket->close(ignored);
 }
+std::uint64_t MetricsServer::evictedConnections() const { return impl_->evicted; }
+std::uint64_t MetricsServer::acceptErrors() const { return impl_->acceptErrors; }
 unsigned short MetricsServer::port() const { return impl_->acceptor.local_endpoint().port(); }
 
 Expected<std::unique_ptr<MetricsServer>> MetricsServer::start(asio::io_context& io, const std::string& address,
@@ -166,20 +210,45 @@ Expected<std::unique_ptr<ControlServer>> ControlServer::start(asio::io_context& 
   return std::unique_ptr<ControlServer>(new ControlServer(impl));
 }
 
-Expected<std::string> readControlSocket(const std::string& socketPath) {
+Expected<std::string> readControlSocket(const std::string& socketPath, std::chrono::milliseconds timeout) {
+  if (socketPath.size() > 107) return Error{socketPath + ": path too long for a UNIX socket"};
   asio::io_context io;
   asio::local::stream_protocol::socket socket(io);
-  error_code error;
-  socket.connect(asio::local::stream_protocol::endpoint(socketPath), error);
-  if (error) return Error{socketPath + ": " + error.message() + " (is vcpufold-hostd running? are you root?)"};
+  asio::steady_timer deadline(io, timeout);
   std::string text;
-  char buffer[4096];
-  for (;;) {
-    const std::size_t n = socket.read_some(asio::buffer(buffer), error);
-    text.append(buffer, n);
-    if (error) break;
-  }
-  if (error != asio::error::eof) return Error{socketPath + ": " + error.message()};
+  auto buffer = std::make_shared<std::array<char, 4096>>();
+  error_code result;
+  bool timedOut = false;
+  deadline.async_wait([&](const error_code& error) {
+    if (error) return;
+    timedOut = true;
+    error_code ignored;
+    socket.close(ignored);
+  });
+  std::function<void()> readMore = [&] {
+    socket.async_read_some(asio::buffer(*buffer), [&](const error_code& error, std::size_t n) {
+      text.append(buffer->data(), n);
+      if (error) {
+        result = error;
+        deadline.cancel();
+        return;
+      }
+      readMore();
+    });
+  };
+  socket.async_connect(asio::local::stream_protocol::endpoint(socketPath), [&](const error_code& error) {
+    if (error) {
+      result = error;
+      deadline.cancel();
+      return;
+    }
+    readMore();
+  });
+  io.run();
+  if (timedOut)
+    return Error{socketPath + ": no answer within " + std::to_string(timeout.count()) + " ms (is vcpufold-hostd wedged?)"};
+  if (result != asio::error::eof)
+    return Error{socketPath + ": " + result.message() + " (is vcpufold-hostd running? are you root?)"};
   return text;
 }
 

@@ -10,6 +10,58 @@ double effectiveWeight(const VmRecord& vm, bool cgroupV2) {
   return 100.0;
 }
 
+std::optional<std::string> missingInputsOf(const TickInputs& inputs) {
+  std::vector<std::string> missing = inputs.missingInputs;
+  if (inputs.poolCpus <= 0) missing.push_back("the VM CPU pool is empty or unknown");
+  for (const VmRecord& vm : inputs.vms)
+    if (!inputs.samples.count(vm.name)) missing.push_back("no vCPU sample of " + vm.name);
+  if (missing.empty()) return std::nullopt;
+  std::string text;
+  constexpr std::size_t kShown = 3;  // a libvirt outage misses every VM: name a few
+  for (std::size_t i = 0; i < std::min(missing.size(), kShown); ++i) text += (i ? "; " : "") + missing[i];
+  if (missing.size() > kShown) text += "; and " + std::to_string(missing.size() - kShown) + " more";
+  return text;
+}
+
+bool statusIsFresh(const ChannelSnapshot& channel, std::chrono::steady_clock::time_point now,
+                   std::chrono::milliseconds statusMaxAge) {
+  if (!channel.cooperative || !channel.lastStatus) return false;
+  const auto ownLimit = std::chrono::milliseconds(2 * static_cast<std::int64_t>(channel.lastStatus->intervalMs));
+  return now - channel.lastStatusAt <= std::min(ownLimit, statusMaxAge);
+}
+
+namespace {
+
+// Missing inputs: the hints in force stay (and are renewed) for the hold, then
+// every hint stops. Nothing is decided from what is left.
+void holdOrWithdraw(const TickInputs& inputs, const std::string& missing, TickReport& report,
+                    std::map<std::string, HintState>& hintState) {
+  const auto lasted = inputs.now - inputs.inputsMissingSince.value_or(inputs.now);
+  const auto lastedMs = std::chrono::duration_cast<std::chrono::milliseconds>(lasted).count();
+  report.inputsMissing = missing;
+  report.hintsWithdrawn = lasted > inputs.missingInputHold;
+  std::map<std::string, HintState> next;
+  for (auto& row : report.vms) {
+    row.allocation.name = row.record.name;
+    const auto held = hintState.find(row.record.name);
+    if (report.hintsWithdrawn) {
+      row.allocation.reason = "inputs missing for " + std::to_string(lastedMs) + " ms (" + missing +
+                              "): hints stopped; the lease lapses and the guest unfolds or falls back";
+    } else if (held != hintState.end()) {
+      row.allocation.hint = held->second.hint;
+      row.allocation.state = HintState{held->second.hint, 0, 0};
+      next[row.record.name] = row.allocation.state;
+      row.allocation.reason = "inputs missing (" + missing + "): holding " + std::to_string(held->second.hint) +
+                              " vCPUs for up to " + std::to_string(inputs.missingInputHold.count()) + " ms";
+    } else {
+      row.allocation.reason = "inputs missing (" + missing + "): not hinted";
+    }
+  }
+  hintState = std::move(next);
+}
+
+}  // namespace
+
 TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
                       std::map<std::string, HintState>& hintState, std::uint64_t tick) {
   TickReport report;
@@ -35,10 +87,14 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     demand.name = vm.name;
     demand.vcpus = std::max<std::uint32_t>(vm.vcpus, 1);
     demand.observedDemand = row.load ? row.load->demandCpus : 0.0;
-    if (row.channel.lastStatus) demand.reportedDemand = row.channel.lastStatus->demand;
+    // A guest's word counts only while it is fresh and the guest cooperates;
+    // allocate() caps it at the VM's vCPUs.
+    if (statusIsFresh(row.channel, inputs.now, inputs.statusMaxAge))
+      demand.reportedDemand = row.channel.lastStatus->demand;
     demand.weight = row.weight;
     demand.policy = vm.policy;
     demand.cooperative = row.channel.cooperative;
+    demand.reachable = row.channel.state == ChannelState::Ready && row.channel.agentHello.has_value();
     if (row.channel.agentHello && row.channel.agentHello->agent)
       demand.threadsPerCore = row.channel.agentHello->agent->threadsPerCore;
     demands.push_back(demand);
@@ -53,6 +109,10 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
                                               : report.measuredNonVmCpus;
   report.capacity =
       vmCapacity({inputs.poolCpus, inputs.reserveCpus, report.vmRunCpus + report.nonVmCpus, report.vmRunCpus});
+  if (const auto missing = missingInputsOf(inputs)) {
+    holdOrWithdraw(inputs, *missing, report, hintState);
+    return report;
+  }
 
   const Allocation allocation = allocate(config, report.capacity, demands, hintState);
   report.totalDemand = allocation.totalDemand;

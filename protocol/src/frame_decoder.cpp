@@ -24,6 +24,24 @@ std::optional<Frame> FrameDecoder::next() {
     const std::size_t hit = rest.find_first_of(delimiters);
     const std::string_view chunk = rest.substr(0, hit == std::string_view::npos ? rest.size() : hit);
 
+    if (tailBytes_) {
+      // After a reopen: the tail of an earlier line is dropped without a
+      // report, but a "tail" longer than any frame is an oversized frame.
+      *tailBytes_ += chunk.size();
+      if (*tailBytes_ >= kMaxFrameBytes) {
+        tailBytes_.reset();
+        dropping_ = true;
+        ++stats_.oversized;
+        readPos_ += chunk.size();
+        return Frame{Frame::Kind::Oversized, {}};
+      }
+      readPos_ += chunk.size();
+      if (hit == std::string_view::npos) break;
+      ++readPos_;
+      tailBytes_.reset();
+      dropping_ = false;
+      continue;
+    }
     if (!dropping_) {
       // The newline counts towards the limit, so the content may hold one byte less.
       if (partial_.size() + chunk.size() >= kMaxFrameBytes) {
@@ -73,6 +91,12 @@ void FrameDecoder::reset() {
   readPos_ = 0;
   partial_.clear();
   dropping_ = false;
+  tailBytes_.reset();
+}
+
+void FrameDecoder::reopen() {
+  reset();
+  tailBytes_ = 0;
 }
 
 std::size_t FrameDecoder::bufferedBytes() const { return (input_.size() - readPos_) + partial_.size(); }

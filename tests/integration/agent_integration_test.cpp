@@ -11,6 +11,7 @@
 #include "child_process.h"
 #include "fixture_tree.h"
 #include "vcpufold/protocol/cpulist.h"
+#include "vcpufold/protocol/limits.h"
 
 using vcpufold::testing::waitUntil;
 
@@ -48,6 +49,9 @@ class AgentIntegration : public ::testing::Test {
     EXPECT_TRUE(host.connect(socket_, kWaitMs)) << "agent did not listen";
     auto hello = host.receiveType<Hello>(kWaitMs);
     EXPECT_TRUE(hello) << "no hello from the agent";
+    // The agent discards what it reads up to 0xFF or a newline after its
+    // port opens; a host's hello starts with 0xFF, here it comes alone.
+    EXPECT_TRUE(host.sendRaw(std::string(1, kResyncByte)));
     return hello.value_or(Hello{});
   }
 

@@ -22,6 +22,7 @@
 #include "vcpufold/hostd/channel_session.h"
 #include "vcpufold/protocol/codec.h"
 #include "vcpufold/protocol/frame_decoder.h"
+#include "vcpufold/protocol/limits.h"
 #include "vcpufold/protocol/version.h"
 
 using namespace vcpufold::hostd;
@@ -30,7 +31,18 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-enum class Behaviour { Good, Garbage100MB, MebibyteLines, InvalidFlood, NeverReads, HelloNoAck };
+enum class Behaviour {
+  Good,
+  Garbage100MB,
+  MebibyteLines,
+  InvalidFlood,
+  NeverReads,
+  HelloNoAck,
+  HelloSpamNoAck,   // says hello every 50 ms and never acknowledges
+  ErrorFlood,       // answers every hint with hundreds of valid error frames
+  AckOfflineCpus,   // acknowledges with CPUs the guest never had online
+  AckTooManyCpus,   // acknowledges more CPUs than the hint allowed
+};
 
 // A guest end of a channel: listens like QEMU's chardev (one client at a time).
 class Peer {
@@ -116,9 +128,19 @@ class Peer {
         return;
       case Behaviour::Good:
       case Behaviour::HelloNoAck:
+      case Behaviour::HelloSpamNoAck:
+      case Behaviour::ErrorFlood:
+      case Behaviour::AckOfflineCpus:
+      case Behaviour::AckTooManyCpus:
         agent();
         return;
     }
+  }
+
+  // A hello as the agent sends it: 0xFF first (protocol.md section 3).
+  static std::string agentHello() {
+    Hello hello{Role::Agent, {1}, "test-agent", AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3)}};
+    return std::string(1, kResyncByte) + *encodeMessage(hello, 1);
   }
 
   void agent() {
@@ -126,6 +148,7 @@ class Peer {
     char buffer[8192];
     while (!stop_) {
       pollfd p{client_, POLLIN, 0};
+      if (behaviour_ == Behaviour::HelloSpamNoAck && !writeAll(agentHello())) return;
       if (::poll(&p, 1, 50) <= 0) continue;
       const ssize_t n = ::recv(client_, buffer, sizeof buffer, 0);
       if (n <= 0) return;
@@ -136,15 +159,23 @@ class Peer {
         if (!decoded) continue;
         const auto& message = decoded.value().message;
         if (std::holds_alternative<Hello>(message)) {
-          Hello hello{Role::Agent, {1}, "test-agent", AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3)}};
-          if (!writeAll(*encodeMessage(hello, 1))) return;
+          if (!writeAll(agentHello())) return;
         } else if (const auto* hint = std::get_if<Hint>(&message)) {
           {
             std::lock_guard lock(mutex_);
             hints_.push_back(Clock::now());
           }
-          if (behaviour_ == Behaviour::HelloNoAck) continue;
-          if (!writeAll(*encodeMessage(Ack{hint->seq, CpuSet::range(0, hint->vcpus - 1), Actuator::Cpuset}, 1))) return;
+          if (behaviour_ == Behaviour::HelloNoAck || behaviour_ == Behaviour::HelloSpamNoAck) continue;
+          CpuSet applied = CpuSet::range(0, hint->vcpus - 1);
+          if (behaviour_ == Behaviour::AckOfflineCpus) applied = CpuSet{7};
+          if (behaviour_ == Behaviour::AckTooManyCpus) applied = CpuSet::range(0, 3);
+          if (behaviour_ == Behaviour::ErrorFlood) {
+            std::string batch;
+            for (int i = 0; i < 200; ++i)
+              batch += *encodeMessage(ErrorMessage{hint->seq, "forged \u0085vcpufold-hostd[1]: all fine \u202e"}, 1);
+            if (!writeAll(batch)) return;
+          }
+          if (!writeAll(*encodeMessage(Ack{hint->seq, applied, Actuator::Cpuset}, 1))) return;
         }
       }
     }
@@ -294,8 +325,74 @@ TEST_F(ChannelTest, AnAgentThatNeverAcksIsNotCooperative) {
   std::vector<std::unique_ptr<ChannelSession>> sessions;
   sessions.push_back(session("silent", ChannelLimits{.ackTimeout = std::chrono::milliseconds(300)}));
   runTicks(sessions, 100, 200);
-  EXPECT_TRUE(sessions[0]->snapshot().cooperative) << "hello received, no hint overdue yet";
+  EXPECT_EQ(sessions[0]->snapshot().state, ChannelState::Ready);
+  EXPECT_FALSE(sessions[0]->snapshot().cooperative) << "a hello alone proves nothing";
   runTicks(sessions, 100, 800);
   EXPECT_FALSE(sessions[0]->snapshot().cooperative);
   EXPECT_TRUE(logged("not acknowledged"));
+}
+
+TEST_F(ChannelTest, AGoodAgentIsCooperativeOnlyOnceItAcknowledges) {
+  Peer good(path("good"), Behaviour::Good);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  sessions.push_back(session("good"));
+  runTicks(sessions, 100, 600);
+  const auto snap = sessions[0]->snapshot();
+  EXPECT_TRUE(snap.cooperative);
+  ASSERT_TRUE(snap.lastAck.has_value());
+  EXPECT_EQ(snap.lastAck->applied, CpuSet::range(0, 1));
+  EXPECT_EQ(snap.protocolErrors, 0u);
+}
+
+TEST_F(ChannelTest, AnAgentThatRepeatsHelloAndNeverAcksStaysUncooperative) {
+  Peer spam(path("spam"), Behaviour::HelloSpamNoAck);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  sessions.push_back(session("spam", ChannelLimits{.ackTimeout = std::chrono::milliseconds(300)}));
+  bool everCooperative = false;
+  for (int i = 0; i < 15; ++i) {
+    runTicks(sessions, 100, 100);
+    everCooperative = everCooperative || sessions[0]->snapshot().cooperative;
+  }
+  EXPECT_FALSE(everCooperative) << "hello after hello must not reset the ack tracking";
+  EXPECT_TRUE(logged("not acknowledged"));
+  EXPECT_GE(spam.hintTimes().size(), 5u) << "hints keep going, so an ack could still make it cooperative";
+}
+
+TEST_F(ChannelTest, AcksNamingCpusTheGuestDoesNotHaveOrTooManyAreErrors) {
+  Peer offline(path("offline"), Behaviour::AckOfflineCpus);
+  Peer many(path("many"), Behaviour::AckTooManyCpus);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  sessions.push_back(session("offline"));
+  sessions.push_back(session("many"));
+  runTicks(sessions, 100, 600);
+  for (const auto& s : sessions) {
+    EXPECT_FALSE(s->snapshot().cooperative);
+    EXPECT_FALSE(s->snapshot().lastAck.has_value());
+    EXPECT_GE(s->snapshot().protocolErrors, 1u);
+  }
+  EXPECT_TRUE(logged("not online in the guest"));
+  EXPECT_TRUE(logged("4 CPUs applied for a hint of 2"));
+}
+
+TEST_F(ChannelTest, AGuestCannotFloodOrForgeTheLog) {
+  Peer flood(path("errors"), Behaviour::ErrorFlood);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  sessions.push_back(session("errors"));
+  runTicks(sessions, 100, 2000);
+  const auto snap = sessions[0]->snapshot();
+  EXPECT_GE(snap.agentErrors, 500u) << "the flood arrived";
+  std::size_t guestLines = 0;
+  {
+    std::lock_guard lock(logMutex_);
+    for (const auto& line : log_) {
+      if (line.find("agent reports an error") == std::string::npos) continue;
+      ++guestLines;
+      EXPECT_EQ(line.find("\xC2\x85"), std::string::npos) << "a guest's next-line control reached the log";
+      EXPECT_NE(line.find("\\u{0085}"), std::string::npos) << line;
+      EXPECT_EQ(line.find("\xE2\x80\xAE"), std::string::npos) << "a bidi override reached the log";
+      EXPECT_NE(line.find("\\u{202E}"), std::string::npos) << line;
+    }
+  }
+  EXPECT_LE(guestLines, 5u) << "at most the per-window budget of guest-caused lines";
+  EXPECT_GE(snap.logLinesSuppressed, 490u);
 }

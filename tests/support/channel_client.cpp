@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "unix_socket.h"
+#include "vcpufold/protocol/limits.h"
 #include "vcpufold/protocol/version.h"
 
 namespace vcpufold::testing {
@@ -51,7 +52,11 @@ bool ChannelClient::sendRaw(std::string_view bytes) {
 
 bool ChannelClient::send(const protocol::Message& message) {
   auto line = protocol::encodeMessage(message, protocol::kProtocolVersion);
-  return line && sendRaw(*line);
+  if (!line) return false;
+  // A hello starts with 0xFF, as protocol.md section 3 asks of both sides: the
+  // peer discards what it reads after (re)opening up to a newline or 0xFF.
+  if (std::holds_alternative<protocol::Hello>(message)) return sendRaw(std::string(1, protocol::kResyncByte) + *line);
+  return sendRaw(*line);
 }
 
 std::optional<protocol::Hello> ChannelClient::greetAgent(int timeoutMs) {

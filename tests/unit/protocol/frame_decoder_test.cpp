@@ -145,3 +145,39 @@ TEST(FrameDecoder, ResetForgetsPartialInput) {
   decoder.feed("fresh\n");
   EXPECT_EQ(drain(decoder), (std::vector<Frame>{line("fresh")}));
 }
+
+TEST(FrameDecoder, ReopenDropsTheTailOfAnEarlierSessionUpToANewline) {
+  FrameDecoder decoder;
+  decoder.feed("{\"half\":");
+  decoder.reopen();
+  decoder.feed("tail of an old line}\n{\"v\":1}\n");
+  EXPECT_EQ(decoder.next(), (Frame{Frame::Kind::Line, "{\"v\":1}"}));
+  EXPECT_EQ(decoder.next(), std::nullopt);
+  EXPECT_EQ(decoder.stats().oversized, 0u);
+}
+
+TEST(FrameDecoder, ReopenEndsDroppingAtTheResyncByte) {
+  FrameDecoder decoder;
+  decoder.reopen();
+  decoder.feed("\xFF{\"v\":1}\n");
+  EXPECT_EQ(decoder.next(), (Frame{Frame::Kind::Line, "{\"v\":1}"}));
+}
+
+TEST(FrameDecoder, ReopenDropsAShortTailAcrossFeeds) {
+  FrameDecoder decoder;
+  decoder.reopen();
+  decoder.feed("old ");
+  EXPECT_EQ(decoder.next(), std::nullopt);
+  decoder.feed("tail\n{}\n");
+  EXPECT_EQ(decoder.next(), (Frame{Frame::Kind::Line, "{}"}));
+  EXPECT_EQ(decoder.stats().oversized, 0u);
+}
+
+TEST(FrameDecoder, ATailLongerThanAFrameIsReportedOversized) {
+  FrameDecoder decoder;
+  decoder.reopen();
+  decoder.feed(std::string(kMaxFrameBytes + 10, 'x') + "\n{}\n");
+  EXPECT_EQ(decoder.next(), (Frame{Frame::Kind::Oversized, {}}));
+  EXPECT_EQ(decoder.next(), (Frame{Frame::Kind::Line, "{}"}));
+  EXPECT_EQ(decoder.stats().oversized, 1u);
+}

@@ -53,7 +53,7 @@ class AgentDaemon {
   void onInterval(std::int64_t nowMs);
   void apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq);
   void sendHello();
-  void send(const protocol::Message& message);
+  void send(const protocol::Message& message, const std::string& prefix = {});
   void sendError(std::optional<std::uint64_t> seq, const std::string& reason, std::int64_t nowMs);
   Expected<StealReading> readStat() const;
 

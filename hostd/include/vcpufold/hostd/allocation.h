@@ -14,7 +14,9 @@
 //   `unfoldMarginCpus` (no flapping under steady load, nor around a core boundary)
 //   VMs without a working agent, and VMs whose policy is off, fixed or guest,
 //   take part at their demand and keep their own entitlement; only the
-//   cooperative ones are hinted. docs/allocation.md explains why.
+//   cooperative ones are folded. An agent that is connected but has not
+//   acknowledged a hint (or stopped acknowledging) is hinted all its vCPUs,
+//   which folds nothing, until it acknowledges. docs/allocation.md explains why.
 
 #include <cstdint>
 #include <map>
@@ -35,6 +37,7 @@ struct VmDemand {
   double weight = 100.0;               // policy weight, else the VM cgroup's (cpu.weight scale)
   FoldPolicy policy;
   bool cooperative = false;            // an agent is connected and acknowledges hints
+  bool reachable = false;              // an agent is connected and said hello (acknowledging or not)
 };
 
 // What allocation remembers about a VM from one tick to the next.

@@ -5,10 +5,14 @@
 //   connect, and reconnect with backoff; 0xFF + hello on every connect;
 //   version negotiation on the agent's hello, answered with the current hint;
 //   the current hint re-sent every tick (the lease renewal);
-//   acks tracked: an agent that stops acknowledging is not cooperative;
-//   status intake (demand, steal).
+//   acks tracked: only an acknowledgement of a hint sent on this connection,
+//   naming CPUs the guest has online and no more than the hint allowed, makes
+//   the VM cooperative; a hello does not, and an agent that stops
+//   acknowledging is not cooperative;
+//   status intake (demand, steal), forgotten on disconnect.
 // Guest bytes are hostile: a bounded decoder, a per-VM read rate limit, an
-// error budget (over it: disconnect for a backoff period, logged once),
+// error budget (over it: disconnect for a backoff period, logged once), a
+// per-VM budget of log lines with every guest string escaped,
 // one write in flight with a timeout, and the latest hint replacing any
 // unsent one. Nothing a guest does can block the io_context or another VM.
 
@@ -36,6 +40,8 @@ struct ChannelLimits {
   int errorBudget = 20;                         // protocol errors per errorWindow
   std::chrono::milliseconds errorWindow{10'000};
   std::chrono::milliseconds penalty{30'000};    // disconnected this long when over budget
+  std::uint32_t logLinesPerWindow = 5;          // guest-caused log lines per logWindow; the rest are counted
+  std::chrono::milliseconds logWindow{10'000};
 };
 
 enum class ChannelState { Idle, Connecting, WaitingForHello, Ready, Penalised };
@@ -46,16 +52,19 @@ struct ChannelSnapshot {
   ChannelState state = ChannelState::Idle;
   std::uint32_t version = 0;
   std::optional<protocol::Hello> agentHello;
-  std::optional<protocol::Status> lastStatus;
+  std::optional<protocol::Status> lastStatus;  // none until the agent reports on this connection
+  std::chrono::steady_clock::time_point lastStatusAt{};  // when lastStatus arrived
   std::optional<protocol::Ack> lastAck;
   std::optional<std::string> lastAgentError;
-  bool cooperative = false;  // ready, and acknowledging hints
+  bool cooperative = false;  // ready, and a hint of this connection acknowledged, none overdue
   std::uint64_t framesIn = 0;
   std::uint64_t bytesIn = 0;
   std::uint64_t protocolErrors = 0;
   std::uint64_t connects = 0;
   std::uint64_t hintsSent = 0;
   std::uint64_t penalties = 0;
+  std::uint64_t agentErrors = 0;         // error frames the agent sent
+  std::uint64_t logLinesSuppressed = 0;  // guest-caused log lines over the budget
 };
 
 class ChannelSession {

@@ -32,6 +32,7 @@ struct HostdConfig {
   std::uint32_t unfoldDelayTicks = 3;     // ticks a larger hint must hold before unfolding; 0..100
   double unfoldMarginCpus = 0.25;         // a share must clear the hint by this much to unfold; 0..4
   std::uint32_t ttlTicks = 3;             // a hint's lease, in ticks; 2..100
+  std::uint32_t missingInputHoldMs = 10'000;  // hints held while inputs are missing, then withdrawn; 0..600000
   std::string logLevel = "info";
   // [inventory]
   InventoryKind inventory = InventoryKind::Libvirt;

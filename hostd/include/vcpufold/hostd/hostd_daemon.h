@@ -1,10 +1,17 @@
 #pragma once
-// HostdDaemon: the tick loop. Every interval, on one io_context with every
-// channel session, the metrics server and the control socket:
-//   inventory -> samples -> CPU pool and host load -> decideTick ->
-//   a hint per cooperative VM (and the lease renewal) -> status, metrics, logs
-// It stops on SIGTERM/SIGINT: hints stop and the guests' leases run out.
+// HostdDaemon: two threads.
+//   the inventory thread (InventoryWorker): inventory -> samples -> CPU pool
+//     and host CPU time, once per interval, into a snapshot; only it makes
+//     calls that can block (libvirt, QMP, /proc);
+//   the control thread: one io_context with every channel session, the
+//     metrics server and the control socket. Each snapshot is decided on as it
+//     arrives (decideTick -> a hint per VM); every interval the tick renews
+//     every lease, and decides on missing inputs when no fresh snapshot came
+//     (hints held, then withdrawn: see tick.h). It pings the systemd watchdog.
+// SIGTERM/SIGINT stop it: hints stop and the guests' leases run out. SIGHUP
+// reloads the configuration.
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -24,6 +31,7 @@ struct HostdParts {
   RootedFs fs;
   std::unique_ptr<Inventory> inventory;
   std::shared_ptr<spdlog::logger> log;
+  std::function<Expected<HostdConfig>()> reloadConfig;  // SIGHUP; none: reload is refused
 };
 
 class HostdDaemon {

@@ -43,6 +43,7 @@ class LibvirtInventory final : public Inventory {
   Expected<std::vector<VmRecord>> refresh() override;
   // vCPU counters of every running domain, by name, in one call.
   Expected<std::map<std::string, VmSample>> sample() override;
+  std::vector<std::string> takeNotes() override;
 
   // Lets libvirt deliver pending events (the event loop runs in its own thread).
   static void startEventLoop();

@@ -1,12 +1,16 @@
 #pragma once
 // QmpClient: a QEMU Machine Protocol client over a UNIX socket, for QEMU run
-// without libvirt. Blocking calls, each bounded by a timeout (hostd calls
-// them from its inventory refresh, never from a channel handler). The
-// greeting and qmp_capabilities happen in connect(); events that arrive
-// between answers are kept for drainEvents().
+// without libvirt. Calls wait, each bounded by its timeout (hostd makes them
+// on its inventory thread, never on the control thread); the socket is
+// non-blocking, so connecting to a monitor with a full queue fails at once.
+// The greeting and qmp_capabilities happen in connect(); events that arrive
+// between answers are kept for drainEvents(), at most 64 (oldest dropped).
+// The peer is untrusted: lines are bounded (1 MiB), JSON nesting is bounded,
+// and a reply of any shape is an answer or an Error, never an exception.
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -24,6 +28,8 @@ struct QmpVcpu {
 
 // query-cpus-fast's "return" array, strictly: every entry needs cpu-index and thread-id.
 Expected<std::vector<QmpVcpu>> parseQueryCpusFast(const nlohmann::json& result);
+// The same from the answer's text (what QmpClient::execute returns).
+Expected<std::vector<QmpVcpu>> parseQueryCpusJson(const std::string& answer);
 
 struct QmpEvent {
   std::string name;       // "SHUTDOWN", "VSERPORT_CHANGE", ...
@@ -44,15 +50,18 @@ class QmpClient {
   [[nodiscard]] bool closed() const { return fd_ < 0; }
   // The QEMU process at the other end (SO_PEERCRED).
   [[nodiscard]] pid_t peerPid() const { return peerPid_; }
+  [[nodiscard]] std::uint64_t eventsDropped() const { return eventsDropped_; }
 
  private:
   explicit QmpClient(int fd);
   Expected<std::string> readLine(int timeoutMs);
+  void keepEvent(QmpEvent event);
 
   int fd_;
   pid_t peerPid_ = 0;
   std::string buffer_;
   std::vector<QmpEvent> events_;
+  std::uint64_t eventsDropped_ = 0;
 };
 
 }  // namespace vcpufold::hostd

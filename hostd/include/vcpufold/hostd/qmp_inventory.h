@@ -1,12 +1,17 @@
 #pragma once
 // QmpInventory: VMs of QEMU run without libvirt (Proxmox-style). Declared in
 // hostd.toml ([[vm]]) or found in a directory as NAME.qmp beside
-// NAME.hint.sock. One QMP connection per VM, kept open: query-cpus-fast gives
-// the vCPU threads (their schedstat is the sample), SO_PEERCRED the QEMU pid,
-// and the events SHUTDOWN and VSERPORT_CHANGE are logged; a VM whose QMP
-// connection closes is gone.
+// NAME.hint.sock (real sockets only, owned by root or hostd's user). One QMP
+// connection per VM, kept open: query-cpus-fast gives the vCPU threads (their
+// schedstat is the sample), SO_PEERCRED the QEMU pid, and the events SHUTDOWN
+// and VSERPORT_CHANGE are logged. A monitor that fails or goes mute is closed
+// and retried with backoff (1 s doubling to 30 s) while the VM's vCPU threads
+// are still sampled; a VM whose threads are gone is gone.
+
+#include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,15 +35,21 @@ class QmpInventory final : public Inventory {
   struct Vm {
     QmpVmConfig config;
     std::unique_ptr<QmpClient> client;
-    std::vector<QmpVcpu> vcpus;
+    pid_t pid = 0;                  // the QEMU process, from the last connection
+    std::vector<QmpVcpu> vcpus;     // from the last answer to query-cpus-fast
+    std::int64_t retryAtNs = 0;     // no connection attempt before this
+    std::int64_t retryBackoffNs = 0;
   };
-  std::vector<QmpVmConfig> candidates() const;
+  std::vector<QmpVmConfig> candidates();
+  std::optional<std::string> refusedSocket(const std::string& path) const;
+  void noteOnce(const std::string& name, const std::string& note);
 
   RootedFs fs_;
   std::string directory_;
   std::vector<QmpVmConfig> declared_;
   std::map<std::string, Vm> vms_;
   std::vector<std::string> notes_;
+  std::map<std::string, std::string> lastNotes_;  // the last problem noted per VM, so it is said once
 };
 
 }  // namespace vcpufold::hostd

@@ -1,10 +1,14 @@
 #pragma once
 // Two small servers on the daemon's io_context that hand out text:
-//   MetricsServer  HTTP on a TCP address (default 127.0.0.1:9477), GET /metrics
+//   MetricsServer  HTTP on a TCP address (default 127.0.0.1:9477), GET /metrics;
+//                  at most 32 open exchanges (a new one closes the oldest),
+//                  2 s per exchange, accept retried after 100 ms on EMFILE
 //   ControlServer  a UNIX socket (mode 0600) that writes the status table to
 //                  each root client (checked with SO_PEERCRED) and closes
 // Requests are bounded in size and time; a slow client cannot hold either.
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,6 +30,8 @@ class MetricsServer {
                                                         TextSource metrics);
   ~MetricsServer();
   [[nodiscard]] unsigned short port() const;
+  [[nodiscard]] std::uint64_t evictedConnections() const;
+  [[nodiscard]] std::uint64_t acceptErrors() const;
 
  private:
   struct Impl;
@@ -45,7 +51,9 @@ class ControlServer {
   std::shared_ptr<Impl> impl_;
 };
 
-// The client side of `vcpufold-hostd status`: reads what the control socket says.
-Expected<std::string> readControlSocket(const std::string& socketPath);
+// The client side of `vcpufold-hostd status`: reads what the control socket
+// says, giving up after `timeout` (a wedged daemon must not hang the caller).
+Expected<std::string> readControlSocket(const std::string& socketPath,
+                                        std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
 }  // namespace vcpufold::hostd

@@ -2,7 +2,16 @@
 // One tick of hostd as a pure function: inventory, samples, channel states and
 // the CPU pool in; allocation and one report row per VM out. The daemon and
 // --oneshot do the I/O around it; status, metrics and logs render its report.
+//
+// Failing toward unfolded: a decision is taken only on complete inputs (the
+// pool, the host's CPU time, a vCPU sample of every VM, a fresh inventory).
+// Otherwise the hints in force are held (and so their leases renewed) for
+// `missingInputHold`, never made smaller; after that no VM is hinted, the
+// leases lapse and the guests unfold or fall back to their own steal law.
+// A guest's demand report counts only while it is fresh and the agent is
+// cooperative, and never above the VM's vCPUs.
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -36,6 +45,8 @@ struct TickReport {
   double capacity = 0.0;
   double totalDemand = 0.0;
   bool contention = false;
+  std::optional<std::string> inputsMissing;  // set when the tick held or withdrew hints instead of deciding
+  bool hintsWithdrawn = false;               // inputs missing for longer than the hold: no VM hinted
   std::vector<VmReport> vms;
 };
 
@@ -50,7 +61,22 @@ struct TickInputs {
   std::optional<double> hostBusyCpus;       // none on the first tick: no non-VM load known
   std::optional<double> previousNonVmCpus;  // the last tick's measuredNonVmCpus
   bool cgroupV2 = true;                     // libvirt's cpu_shares is cpu.weight (v2) or cpu.shares (v1)
+
+  std::chrono::steady_clock::time_point now{};       // the time of this decision
+  std::chrono::milliseconds statusMaxAge{3'000};     // a status older than this (or 2 of its intervals) is stale
+  std::vector<std::string> missingInputs;            // what the daemon could not read this tick, and why
+  std::optional<std::chrono::steady_clock::time_point> inputsMissingSince;  // start of the current episode
+  std::chrono::milliseconds missingInputHold{10'000};  // how long hints are held on missing inputs
 };
+
+// Why this tick's inputs are not complete (the daemon's missingInputs and any
+// VM without a vCPU sample), joined; none when a decision can be taken.
+std::optional<std::string> missingInputsOf(const TickInputs& inputs);
+
+// Whether a VM's last status report is evidence now: the agent cooperates, and
+// the report is younger than two of its own intervals and statusMaxAge.
+bool statusIsFresh(const ChannelSnapshot& channel, std::chrono::steady_clock::time_point now,
+                   std::chrono::milliseconds statusMaxAge);
 
 // A VM's weight on the cpu.weight scale (100 = default): the policy's, else its
 // cgroup's (v1 shares 1024 = weight 100), else 100.

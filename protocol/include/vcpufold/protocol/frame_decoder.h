@@ -36,8 +36,13 @@ class FrameDecoder {
  public:
   void feed(std::string_view bytes);
   std::optional<Frame> next();
-  // Forgets everything buffered, as after the transport (re)opens.
+  // Forgets everything buffered.
   void reset();
+  // As after the transport (re)opens (protocol.md section 3, step 1): forgets
+  // everything buffered and drops what arrives up to the next newline or
+  // 0xFF, since the first bytes may be the tail of an earlier session. A tail
+  // of kMaxFrameBytes or more is reported as Oversized, like any long frame.
+  void reopen();
 
   // Bytes held: fed-but-unread input plus the partial frame.
   [[nodiscard]] std::size_t bufferedBytes() const;
@@ -50,6 +55,7 @@ class FrameDecoder {
   std::size_t readPos_ = 0;
   std::string partial_;      // current frame so far (< kMaxFrameBytes bytes)
   bool dropping_ = false;    // inside an oversized frame, skipping to its newline
+  std::optional<std::size_t> tailBytes_;  // after reopen(): bytes of the earlier session's tail dropped so far
   FrameDecoderStats stats_;
 };
 

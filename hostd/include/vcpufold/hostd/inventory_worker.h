@@ -1,0 +1,70 @@
+#pragma once
+// InventoryWorker: everything hostd reads from the host that can block (the
+// inventory backend's libvirt or QMP calls, vCPU samples, the CPU pool and
+// /proc/stat) runs on a thread of its own, once per period. Each cycle ends in
+// one HostSnapshot handed to the owner's callback; a hung libvirtd or QEMU
+// monitor only makes snapshots late, and the channels, metrics and status on
+// the control thread go on. The owner decides what a late snapshot means.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vcpufold/common/rooted_fs.h"
+#include "vcpufold/hostd/cpu_pool.h"
+#include "vcpufold/hostd/inventory.h"
+
+namespace vcpufold::hostd {
+
+struct HostSnapshot {
+  std::uint64_t cycle = 0;
+  std::chrono::steady_clock::time_point takenAt{};  // when the cycle finished
+  bool inventoryRead = false;                       // the refresh succeeded: records are current
+  std::vector<VmRecord> records;                    // the VMs of this refresh (empty when it failed)
+  std::map<std::string, VmSample> samples;          // this cycle's vCPU counters, by VM name
+  std::optional<VmCpuPool> pool;
+  std::optional<std::map<unsigned, CpuTicks>> cpuTicks;  // per-CPU /proc/stat
+  std::vector<std::string> missing;                 // what this cycle could not read, and why
+  std::vector<std::string> notes;                   // the backend's log-worthy news
+};
+
+class InventoryWorker {
+ public:
+  using SnapshotHandler = std::function<void(HostSnapshot)>;
+
+  // onSnapshot runs on the worker thread: hand the snapshot over (asio::post).
+  InventoryWorker(std::unique_ptr<Inventory> inventory, RootedFs fs, std::chrono::milliseconds period,
+                  SnapshotHandler onSnapshot);
+  ~InventoryWorker();
+  InventoryWorker(const InventoryWorker&) = delete;
+  InventoryWorker& operator=(const InventoryWorker&) = delete;
+
+  void start();
+  // Asks the thread to stop and waits up to `patience`; false when it is still
+  // inside a call that does not return (the caller then exits without it).
+  bool stop(std::chrono::milliseconds patience);
+  void setPeriod(std::chrono::milliseconds period);
+
+  // What the thread is doing and since when (for logs when snapshots are late).
+  struct Activity {
+    std::string step;
+    std::chrono::steady_clock::time_point since{};
+  };
+  [[nodiscard]] Activity activity() const;
+  [[nodiscard]] std::string describe() const { return description_; }
+
+  // One cycle on the caller's thread (--oneshot and tests).
+  static HostSnapshot readOnce(Inventory& inventory, const RootedFs& fs, std::uint64_t cycle);
+
+ private:
+  struct Shared;
+  std::string description_;
+  std::shared_ptr<Shared> shared_;
+};
+
+}  // namespace vcpufold::hostd

@@ -1,0 +1,145 @@
+#include "vcpufold/hostd/inventory_worker.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "vcpufold/common/system_paths.h"
+
+namespace vcpufold::hostd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+struct InventoryWorker::Shared {
+  std::unique_ptr<Inventory> inventory;
+  RootedFs fs;
+  SnapshotHandler onSnapshot;
+  mutable std::mutex mutex;
+  std::condition_variable wake;
+  std::chrono::milliseconds period;
+  bool stopping = false;
+  bool finished = false;
+  Activity activity;
+  std::thread thread;
+
+  void enter(const char* step) {
+    std::lock_guard lock(mutex);
+    activity = Activity{step, Clock::now()};
+  }
+
+  void run() {
+    std::uint64_t cycle = 0;
+    auto next = Clock::now();
+    for (;;) {
+      {
+        std::unique_lock lock(mutex);
+        wake.wait_until(lock, next, [this] { return stopping; });
+        if (stopping) break;
+      }
+      next += period;
+      // After a long stall start afresh instead of reading in a burst.
+      if (next < Clock::now()) next = Clock::now() + period;
+      HostSnapshot snapshot = cycleOnce(++cycle);
+      enter("handing over the snapshot");
+      onSnapshot(std::move(snapshot));
+      enter("waiting for the next cycle");
+    }
+    std::lock_guard lock(mutex);
+    finished = true;
+    wake.notify_all();
+  }
+
+  HostSnapshot cycleOnce(std::uint64_t cycle) {
+    HostSnapshot snapshot;
+    snapshot.cycle = cycle;
+    enter("inventory refresh");
+    auto refreshed = inventory->refresh();
+    enter("vCPU sampling");
+    fillSnapshot(*inventory, fs, refreshed, snapshot);
+    return snapshot;
+  }
+
+  static void fillSnapshot(Inventory& inventory, const RootedFs& fs,
+                           const Expected<std::vector<VmRecord>>& refreshed, HostSnapshot& snapshot);
+};
+
+void InventoryWorker::Shared::fillSnapshot(Inventory& inventory, const RootedFs& fs,
+                                           const Expected<std::vector<VmRecord>>& refreshed,
+                                           HostSnapshot& snapshot) {
+  if (refreshed) {
+    snapshot.inventoryRead = true;
+    snapshot.records = *refreshed;
+    if (auto samples = inventory.sample())
+      snapshot.samples = std::move(*samples);
+    else
+      snapshot.missing.push_back("vCPU samples: " + samples.error().message);
+  } else {
+    snapshot.missing.push_back("inventory: " + refreshed.error().message);
+  }
+  if (auto pool = readVmCpuPool(fs))
+    snapshot.pool = std::move(*pool);
+  else
+    snapshot.missing.push_back("VM CPU pool: " + pool.error().message);
+  auto stat = fs.readFile(paths::kProcStat);
+  auto ticks = stat ? parsePerCpuTicks(*stat) : Expected<std::map<unsigned, CpuTicks>>(stat.error());
+  if (ticks)
+    snapshot.cpuTicks = std::move(*ticks);
+  else
+    snapshot.missing.push_back("host CPU time: " + ticks.error().message);
+  snapshot.notes = inventory.takeNotes();
+  snapshot.takenAt = Clock::now();
+}
+
+InventoryWorker::InventoryWorker(std::unique_ptr<Inventory> inventory, RootedFs fs, std::chrono::milliseconds period,
+                                 SnapshotHandler onSnapshot)
+    : description_(inventory->describe()), shared_(std::make_shared<Shared>()) {
+  shared_->inventory = std::move(inventory);
+  shared_->fs = std::move(fs);
+  shared_->period = period;
+  shared_->onSnapshot = std::move(onSnapshot);
+}
+
+InventoryWorker::~InventoryWorker() {
+  if (!stop(std::chrono::milliseconds(0)) && shared_->thread.joinable()) {
+    // Still inside a call that does not return: the thread keeps its own
+    // reference to the shared state and ends with the process.
+    shared_->thread.detach();
+  }
+}
+
+void InventoryWorker::start() {
+  shared_->thread = std::thread([shared = shared_] { shared->run(); });
+}
+
+bool InventoryWorker::stop(std::chrono::milliseconds patience) {
+  if (!shared_->thread.joinable()) return true;
+  std::unique_lock lock(shared_->mutex);
+  shared_->stopping = true;
+  shared_->wake.notify_all();
+  if (!shared_->wake.wait_for(lock, patience, [this] { return shared_->finished; })) return false;
+  lock.unlock();
+  shared_->thread.join();
+  return true;
+}
+
+void InventoryWorker::setPeriod(std::chrono::milliseconds period) {
+  std::lock_guard lock(shared_->mutex);
+  shared_->period = period;
+}
+
+InventoryWorker::Activity InventoryWorker::activity() const {
+  std::lock_guard lock(shared_->mutex);
+  return shared_->activity;
+}
+
+HostSnapshot InventoryWorker::readOnce(Inventory& inventory, const RootedFs& fs, std::uint64_t cycle) {
+  HostSnapshot snapshot;
+  snapshot.cycle = cycle;
+  Shared::fillSnapshot(inventory, fs, inventory.refresh(), snapshot);
+  return snapshot;
+}
+
+}  // namespace vcpufold::hostd

@@ -1,0 +1,310 @@
+// hostd's clients and servers against peers that misbehave on purpose, on
+// real sockets: QEMU monitors that lie, stream, nest, go mute or never accept,
+// local users who hold the metrics port, and an inventory that hangs.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "vcpufold/hostd/inventory_worker.h"
+#include "vcpufold/hostd/qmp_client.h"
+#include "vcpufold/hostd/text_servers.h"
+
+using namespace vcpufold::hostd;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+int listenUnix(const std::string& path, int backlog) {
+  ::unlink(path.c_str());
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  EXPECT_EQ(::listen(fd, backlog), 0);
+  return fd;
+}
+
+// A QEMU monitor that greets, accepts qmp_capabilities, and then answers
+// every command with `reply` (which may be anything at all).
+class Monitor {
+ public:
+  using Reply = std::function<void(int fd, const std::atomic<bool>& stop)>;
+  Monitor(std::string path, Reply reply, bool greet = true)
+      : path_(std::move(path)), listener_(listenUnix(path_, 4)), reply_(std::move(reply)), greet_(greet) {
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~Monitor() {
+    stop_ = true;
+    ::shutdown(listener_, SHUT_RDWR);
+    thread_.join();
+    ::close(listener_);
+    ::unlink(path_.c_str());
+  }
+
+ private:
+  void serve() {
+    pollfd p{listener_, POLLIN, 0};
+    if (::poll(&p, 1, 5000) <= 0) return;
+    const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (client < 0) return;
+    auto say = [client](const std::string& line) { return ::send(client, line.data(), line.size(), MSG_NOSIGNAL) > 0; };
+    if (greet_) say(R"({"QMP":{"version":{},"capabilities":[]}})" "\n");
+    std::string pending;
+    int commands = 0;
+    while (!stop_) {
+      pollfd c{client, POLLIN, 0};
+      if (::poll(&c, 1, 20) <= 0) continue;
+      char buffer[4096];
+      const ssize_t n = ::recv(client, buffer, sizeof buffer, 0);
+      if (n <= 0) break;
+      pending.append(buffer, static_cast<std::size_t>(n));
+      while (pending.find('\n') != std::string::npos) {
+        pending.erase(0, pending.find('\n') + 1);
+        if (++commands == 1 && greet_)
+          say(R"({"return":{}})" "\n");  // qmp_capabilities
+        else
+          reply_(client, stop_);
+      }
+    }
+    ::close(client);
+  }
+
+  std::string path_;
+  int listener_;
+  Reply reply_;
+  bool greet_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+Monitor::Reply answer(std::string line) {
+  return [line = std::move(line)](int fd, const std::atomic<bool>&) {
+    ::send(fd, line.data(), line.size(), MSG_NOSIGNAL);
+  };
+}
+
+class HostilePeers : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = std::filesystem::temp_directory_path() / ("vcpufold-hostile-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(directory_);
+  }
+  void TearDown() override { std::filesystem::remove_all(directory_); }
+  std::string path(const std::string& name) const { return (directory_ / name).string(); }
+  std::filesystem::path directory_;
+};
+
+TEST_F(HostilePeers, QmpRepliesOfTheWrongShapeAreErrorsNotCrashes) {
+  for (const char* reply : {R"({"error":1})", R"({"error":{"desc":7}})", R"({"error":"text"})", R"([1,2,3])",
+                            R"("just a string")", R"({"return":[{"cpu-index":"0","thread-id":1}]})",
+                            R"({"return":[{"cpu-index":99999999999,"thread-id":1}]})", R"({"event":5})"}) {
+    SCOPED_TRACE(reply);
+    Monitor monitor(path("m.qmp"), answer(std::string(reply) + "\n"));
+    auto client = QmpClient::connect(path("m.qmp"), 1000);
+    ASSERT_TRUE(client) << client.error().message;
+    const auto result = (*client)->execute(R"({"execute":"query-cpus-fast"})", 300);
+    if (result) {
+      // A "return" of the wrong shape reaches the strict parser, which refuses it.
+      EXPECT_FALSE(parseQueryCpusJson(*result)) << *result;
+    } else {
+      EXPECT_FALSE(result.error().message.empty());
+    }
+  }
+}
+
+TEST_F(HostilePeers, AnEndlessStreamOfEventsCannotHoldACallOrMemory) {
+  Monitor monitor(path("m.qmp"), [](int fd, const std::atomic<bool>& stop) {
+    const std::string event = R"({"event":"VSERPORT_CHANGE","data":{"id":"x","open":true}})" "\n";
+    std::string burst;
+    for (int i = 0; i < 100; ++i) burst += event;
+    while (!stop && ::send(fd, burst.data(), burst.size(), MSG_NOSIGNAL) > 0) {
+    }
+  });
+  auto client = QmpClient::connect(path("m.qmp"), 1000);
+  ASSERT_TRUE(client) << client.error().message;
+  const auto start = Clock::now();
+  const auto result = (*client)->execute(R"({"execute":"query-cpus-fast"})", 300);
+  EXPECT_FALSE(result);
+  EXPECT_LT(msSince(start), 1000.0) << "the deadline held against the stream";
+  EXPECT_GT((*client)->eventsDropped(), 0u);
+  EXPECT_LE((*client)->drainEvents().size(), 64u);
+}
+
+TEST_F(HostilePeers, DeeplyNestedJsonIsRefusedWithoutRecursing) {
+  Monitor monitor(path("m.qmp"), answer(std::string(500000, '[') + "\n"));
+  auto client = QmpClient::connect(path("m.qmp"), 1000);
+  ASSERT_TRUE(client) << client.error().message;
+  const auto result = (*client)->execute(R"({"execute":"query-cpus-fast"})", 1000);
+  ASSERT_FALSE(result);
+  EXPECT_NE(result.error().message.find("nested"), std::string::npos) << result.error().message;
+}
+
+TEST_F(HostilePeers, AMonitorThatNeverAcceptsFailsAtOnce) {
+  // A full listen queue, as of a hung QEMU: connect() must not block.
+  const int listener = listenUnix(path("full.qmp"), 0);
+  std::vector<int> queued;
+  for (int i = 0; i < 8; ++i) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path("full.qmp").c_str(), sizeof address.sun_path - 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0)
+      queued.push_back(fd);
+    else
+      ::close(fd);
+  }
+  const auto start = Clock::now();
+  const auto client = QmpClient::connect(path("full.qmp"), 1000);
+  EXPECT_FALSE(client);
+  EXPECT_LT(msSince(start), 200.0);
+  if (!client) {
+    EXPECT_NE(client.error().message.find("accepts no connections"), std::string::npos) << client.error().message;
+  }
+  for (int fd : queued) ::close(fd);
+  ::close(listener);
+}
+
+TEST_F(HostilePeers, AMuteMonitorTimesOut) {
+  Monitor monitor(path("mute.qmp"), answer(""), false);
+  const auto start = Clock::now();
+  const auto client = QmpClient::connect(path("mute.qmp"), 300);
+  EXPECT_FALSE(client);
+  EXPECT_GE(msSince(start), 250.0);
+  EXPECT_LT(msSince(start), 1000.0);
+}
+
+// Sends a GET to 127.0.0.1:port and returns the status line ("" on failure).
+std::string getMetrics(unsigned short port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval timeout{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::string response;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+    const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    char buffer[4096];
+    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) response.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return response.substr(0, response.find("\r\n"));
+}
+
+TEST_F(HostilePeers, ConnectionsHeldOnTheMetricsPortAreCappedOldestFirst) {
+  boost::asio::io_context io;
+  auto server = MetricsServer::start(io, "127.0.0.1:0", [] { return std::string("vcpufold_up 1\n"); });
+  ASSERT_TRUE(server) << server.error().message;
+  const unsigned short port = (*server)->port();
+  std::thread loop([&io] {
+    auto guard = boost::asio::make_work_guard(io);
+    io.run();
+  });
+  std::vector<int> held;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) held.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(getMetrics(port), "HTTP/1.1 200 OK") << "a new client is served while 300 are held";
+  EXPECT_GE((*server)->evictedConnections(), 300u - 32u);
+  // Held connections are closed by the server: after the deadline every one reads EOF.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  std::size_t closed = 0;
+  for (int fd : held) {
+    char byte;
+    if (::recv(fd, &byte, 1, MSG_DONTWAIT) == 0) ++closed;
+    ::close(fd);
+  }
+  EXPECT_EQ(closed, held.size());
+  io.stop();
+  loop.join();
+}
+
+TEST_F(HostilePeers, ABusyMetricsPortIsAnErrorTheCallerCanRetry) {
+  boost::asio::io_context io;
+  auto first = MetricsServer::start(io, "127.0.0.1:0", [] { return std::string(); });
+  ASSERT_TRUE(first);
+  const auto second =
+      MetricsServer::start(io, "127.0.0.1:" + std::to_string((*first)->port()), [] { return std::string(); });
+  ASSERT_FALSE(second);
+  EXPECT_NE(second.error().message.find("in use"), std::string::npos) << second.error().message;
+}
+
+// An inventory backend that hangs in refresh() until released, as a libvirt
+// call to a wedged libvirtd would.
+class HangingInventory final : public Inventory {
+ public:
+  explicit HangingInventory(std::atomic<bool>& release) : release_(release) {}
+  std::string describe() const override { return "hanging"; }
+  vcpufold::Expected<std::vector<VmRecord>> refresh() override {
+    while (!release_) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return std::vector<VmRecord>{};
+  }
+  vcpufold::Expected<std::map<std::string, VmSample>> sample() override {
+    return std::map<std::string, VmSample>{};
+  }
+
+ private:
+  std::atomic<bool>& release_;
+};
+
+TEST_F(HostilePeers, AHungInventoryDelaysOnlyItsOwnThread) {
+  std::atomic<bool> release{false};
+  std::atomic<int> snapshots{0};
+  InventoryWorker worker(std::make_unique<HangingInventory>(release), vcpufold::RootedFs("/"),
+                         std::chrono::milliseconds(50), [&snapshots](HostSnapshot) { ++snapshots; });
+  worker.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(snapshots.load(), 0);
+  EXPECT_EQ(worker.activity().step, "inventory refresh");
+  const auto start = Clock::now();
+  EXPECT_FALSE(worker.stop(std::chrono::milliseconds(200))) << "still inside the hung call";
+  EXPECT_LT(msSince(start), 500.0);
+  release = true;
+  EXPECT_TRUE(worker.stop(std::chrono::milliseconds(2000)));
+}
+
+TEST_F(HostilePeers, TheWorkerDeliversASnapshotEveryPeriod) {
+  std::atomic<bool> release{true};
+  std::atomic<int> snapshots{0};
+  InventoryWorker worker(std::make_unique<HangingInventory>(release), vcpufold::RootedFs("/"),
+                         std::chrono::milliseconds(50), [&snapshots](HostSnapshot snapshot) {
+                           EXPECT_TRUE(snapshot.inventoryRead);
+                           EXPECT_TRUE(snapshot.pool.has_value()) << "this host's pool";
+                           EXPECT_TRUE(snapshot.cpuTicks.has_value()) << "this host's /proc/stat";
+                           ++snapshots;
+                         });
+  worker.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(525));
+  EXPECT_TRUE(worker.stop(std::chrono::milliseconds(1000)));
+  EXPECT_GE(snapshots.load(), 8);
+  EXPECT_LE(snapshots.load(), 12);
+}
+
+}  // namespace
