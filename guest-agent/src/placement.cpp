@@ -13,32 +13,45 @@ PlacementPlan::PlacementPlan(const Topology& topology) {
     return *a.threads.first() < *b.threads.first();
   });
 
-  std::map<unsigned, std::size_t> totalCpus;
-  std::map<unsigned, std::size_t> keptCpus;
-  for (const Core& core : remaining) totalCpus[core.node] += core.threads.size();
-
   auto take = [&](std::vector<Core>::iterator it) {
-    keptCpus[it->node] += it->threads.size();
     order_.push_back(*it);
     remaining.erase(it);
   };
-
   if (auto first = topology.housekeeping.first()) {
     auto it = std::find_if(remaining.begin(), remaining.end(),
                            [&](const Core& core) { return core.threads.contains(*first); });
     if (it != remaining.end()) take(it);
   }
-  while (!remaining.empty()) {
-    // The node furthest behind its proportional share: kept/total smallest.
-    std::optional<unsigned> neediest;
-    for (const auto& [node, total] : totalCpus) {
-      const bool hasCores = std::any_of(remaining.begin(), remaining.end(),
-                                        [node = node](const Core& core) { return core.node == node; });
-      if (!hasCores) continue;
-      if (!neediest || keptCpus[node] * totalCpus[*neediest] < keptCpus[*neediest] * total) neediest = node;
+  // Isolation wins over NUMA proportion: every housekeeping core comes before
+  // any core with a nohz_full or isolated thread, and the nodes are kept
+  // proportional within each of the two groups.
+  for (const bool housekeepingGroup : {true, false}) {
+    std::map<unsigned, std::size_t> totalCpus;
+    std::map<unsigned, std::size_t> keptCpus;
+    auto inGroup = [&](const Core& core) { return isHousekeeping(core) == housekeepingGroup; };
+    for (const Core& core : order_) {
+      if (!inGroup(core)) continue;
+      totalCpus[core.node] += core.threads.size();
+      keptCpus[core.node] += core.threads.size();
     }
-    take(std::find_if(remaining.begin(), remaining.end(),
-                      [&](const Core& core) { return core.node == *neediest; }));
+    for (const Core& core : remaining)
+      if (inGroup(core)) totalCpus[core.node] += core.threads.size();
+    for (;;) {
+      // The node furthest behind its proportional share: kept/total smallest.
+      std::optional<unsigned> neediest;
+      for (const auto& [node, total] : totalCpus) {
+        const bool hasCores = std::any_of(remaining.begin(), remaining.end(), [&, node = node](const Core& core) {
+          return core.node == node && inGroup(core);
+        });
+        if (!hasCores) continue;
+        if (!neediest || keptCpus[node] * totalCpus[*neediest] < keptCpus[*neediest] * total) neediest = node;
+      }
+      if (!neediest) break;
+      auto it = std::find_if(remaining.begin(), remaining.end(),
+                             [&](const Core& core) { return core.node == *neediest && inGroup(core); });
+      keptCpus[it->node] += it->threads.size();
+      take(it);
+    }
   }
 
   prefix_.emplace_back();

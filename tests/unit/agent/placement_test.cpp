@@ -40,6 +40,14 @@ void checkAllSizes(const Topology& topology, const std::string& name) {
       EXPECT_TRUE(kept == 0 || kept == core.threads.size()) << "whole cores";
     }
     EXPECT_TRUE(previous.isSubsetOf(cpus)) << "set for k-1 within set for k";
+    // Housekeeping cores first: a set that takes in an isolated or nohz_full
+    // CPU holds every housekeeping core already.
+    CpuSet housekeepingCores;
+    for (const Core& core : topology.cores)
+      if (core.threads.isSubsetOf(topology.housekeeping)) housekeepingCores = housekeepingCores | core.threads;
+    if (!cpus.isSubsetOf(topology.housekeeping)) {
+      EXPECT_TRUE(housekeepingCores.isSubsetOf(cpus)) << "an isolated CPU before a housekeeping one";
+    }
     // Enough CPUs, and no whole core more than needed.
     EXPECT_GE(cpus.size(), std::min(std::max(k, 1u), onlineCount));
     if (placement.cores > 1) {
@@ -56,7 +64,8 @@ void checkAllSizes(const Topology& topology, const std::string& name) {
 }  // namespace
 
 TEST(Placement, PropertiesHoldOnEveryFixtureForEveryK) {
-  for (const char* fixture : {"lab-guest-4vcpu", "guest-smt2-numa2", "guest-nohz-full", "guest-offline-cpus"})
+  for (const char* fixture :
+       {"lab-guest-4vcpu", "guest-smt2-numa2", "guest-nohz-full", "guest-offline-cpus", "guest-numa2-isolated"})
     checkAllSizes(topologyOf(fixture), fixture);
   // Variations: an offline SMT sibling, a housekeeping CPU that is not CPU 0,
   // unequal NUMA nodes.
@@ -118,4 +127,17 @@ TEST(Placement, NodesStayProportional) {
     const double overall = static_cast<double>(cpus.size()) / 8.0;
     EXPECT_GE(node1Share + 2.0 / 6.0 + 1e-9, overall) << "n=" << n;
   }
+}
+
+TEST(Placement, IsolationWinsOverNumaProportion) {
+  // Two nodes of 4 CPUs; nohz_full and isolcpus on 5-7 of node 1. Folding to 5
+  // keeps the five housekeeping CPUs, never an isolated one beside an unused
+  // housekeeping CPU on node 0.
+  const Topology topology = topologyOf("guest-numa2-isolated");
+  ASSERT_EQ(topology.numaNodes, 2u);
+  ASSERT_EQ(topology.housekeeping, CpuSet::range(0, 4));
+  const PlacementPlan plan(topology);
+  EXPECT_EQ(plan.forCpus(5).cpus, CpuSet::range(0, 4));
+  EXPECT_EQ(plan.forCpus(2).cpus, (CpuSet{0, 4})) << "nodes proportional among housekeeping cores";
+  EXPECT_EQ(plan.forCpus(6).cpus, CpuSet::range(0, 5)) << "then the isolated ones";
 }

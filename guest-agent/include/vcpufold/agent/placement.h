@@ -6,10 +6,11 @@
 // n of that order, so every set is a subset of the next larger one (folding
 // or unfolding by one step moves the fewest tasks). The order:
 //   1. the core of the first housekeeping CPU, always kept;
-//   2. then, one core at a time, from the NUMA node with the smallest share of
-//      its CPUs kept so far (nodes stay proportional at every size), within a
-//      node housekeeping cores (no nohz_full/isolated thread) first, then by
-//      CPU number.
+//   2. then every other housekeeping core (no nohz_full or isolated thread),
+//      before any core that has such a thread: isolation wins over NUMA;
+//   3. within each of those two groups, one core at a time from the NUMA node
+//      with the smallest share of the group's CPUs kept so far (nodes stay
+//      proportional), by CPU number within a node.
 // Whole cores only: SMT siblings are kept or dropped together.
 
 #include <cstddef>
