@@ -126,18 +126,6 @@ Expected<void> restoreEverything(const RootedFs& fs, spdlog::logger& log) {
   return {};
 }
 
-bool fallbackAllowedOn(const Platform& platform, spdlog::logger& log) {
-  if (platform.isXenDom0) {
-    log.warn("this is Xen dom0: the steal-time fallback is refused (dom0 steal is not the guest's to fold)");
-    return false;
-  }
-  if (!platform.isVirtualMachine) {
-    log.warn("this is not a virtual machine (no hypervisor CPU flag): the steal-time fallback is refused");
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 int checkConfig(const AgentOptions& options) {
@@ -181,8 +169,15 @@ int runAgent(const AgentOptions& options) {
     log->warn("repairing an earlier fold: {}", repaired.error().message);
 
   KnobWriter knobs(fs);  // outlives the daemon, which holds the actuator using it
-  const auto selection = probeActuators(fs);
-  auto actuator = makeActuator(*config, selection, knobs);
+  auto selection = probeActuators(fs);
+  const auto refusal = foldingRefusal(detectPlatform(fs));
+  if (refusal) {
+    // Never folded, by hints or by the fallback: only the none actuator.
+    log->warn("{}; hints will be acknowledged with actuator none, the steal-time fallback is off", *refusal);
+    selection.available = {protocol::Actuator::None};
+  }
+  auto actuator = refusal ? Expected<std::unique_ptr<Actuator>>(std::make_unique<NoneActuator>())
+                          : makeActuator(*config, selection, knobs);
   if (!actuator) {
     log->error("{}", actuator.error().message);
     return 1;
@@ -198,7 +193,7 @@ int runAgent(const AgentOptions& options) {
                          selection.available,
                          std::move(*actuator),
                          std::move(*transport),
-                         fallbackAllowedOn(detectPlatform(fs), *log),
+                         refusal,
                          log};
   return AgentDaemon(std::move(parts)).run();
 }
@@ -224,8 +219,9 @@ int runOneshot(const AgentOptions& options) {
   using protocol::formatCpuList;
 
   std::printf("vcpufold-agent %s --oneshot (root %s)\n", kAgentVersion, options.root.c_str());
-  std::printf("platform       %s%s\n", platform.isVirtualMachine ? "virtual machine" : "not a virtual machine",
-              platform.isXenDom0 ? ", Xen dom0" : "");
+  const auto refusal = foldingRefusal(platform);
+  std::printf("platform       %s%s%s\n", platform.isVirtualMachine ? "virtual machine" : "not a virtual machine",
+              platform.isXenDom0 ? ", Xen dom0" : "", refusal ? ": never folded (hints acknowledged with actuator none)" : "");
   std::printf("online CPUs    %s (possible %s)\n", formatCpuList(topology->online).c_str(),
               formatCpuList(topology->possible).c_str());
   std::printf("housekeeping   %s\n", formatCpuList(topology->housekeeping).c_str());
@@ -268,7 +264,7 @@ int runOneshot(const AgentOptions& options) {
     const auto steal = stealRatioBp(*before, *after, ::sysconf(_SC_CLK_TCK));
     const StealLawConfig law{config->intervalMs, config->highThresholdBp, config->lowThresholdBp};
     const FoldStep step = stealLawStep(law, steal);
-    const bool allowed = config->fallbackEnabled && platform.isVirtualMachine && !platform.isXenDom0;
+    const bool allowed = config->fallbackEnabled && !refusal;
     std::printf("steal          %u bp over %u ms; %u runnable tasks now\n", steal, config->sampleMs,
                 after->sample.procsRunning > 0 ? after->sample.procsRunning - 1 : 0);
     std::printf("fallback       %s: %s\n", allowed ? "allowed" : "not allowed",

@@ -35,7 +35,7 @@ std::vector<std::uint32_t> supportedVersions() {
 AgentDaemon::AgentDaemon(AgentDaemonParts parts)
     : parts_(std::move(parts)),
       controller_(PlacementPlan(parts_.topology),
-                  FoldControllerConfig{parts_.fallbackAllowed && parts_.config.fallbackEnabled,
+                  FoldControllerConfig{!parts_.foldingRefused && parts_.config.fallbackEnabled,
                                        StealLawConfig{parts_.config.intervalMs, parts_.config.highThresholdBp,
                                                       parts_.config.lowThresholdBp}}),
       version_(protocol::kProtocolVersion),
@@ -69,7 +69,7 @@ int AgentDaemon::run() {
            kAgentVersion, parts_.transport->describe(), parts_.topology.online.size(), parts_.topology.cores.size(),
            parts_.topology.threadsPerCore, parts_.topology.numaNodes,
            protocol::formatCpuList(parts_.topology.housekeeping), protocol::actuatorName(parts_.actuator->kind()),
-           parts_.config.fallbackEnabled ? (parts_.fallbackAllowed ? "on" : "refused on this platform") : "off by config");
+           parts_.config.fallbackEnabled ? (parts_.foldingRefused ? "refused on this platform" : "on") : "off by config");
   if (auto stat = readStat()) lastStat_ = *stat;
 
   std::int64_t nextSampleMs = monotonicMs();
@@ -188,6 +188,14 @@ void AgentDaemon::onFrame(const std::string& frame, std::int64_t nowMs) {
 
 void AgentDaemon::onHint(const protocol::Hint& hint, std::int64_t nowMs) {
   const std::int64_t receivedNs = monotonicNs();
+  if (parts_.foldingRefused) {
+    // Acknowledged, so the host knows the agent is alive, but nothing folds:
+    // all online CPUs, actuator none.
+    if (!std::exchange(refusalLogged_, true))
+      parts_.log->warn("hints are acknowledged but not applied: {}", *parts_.foldingRefused);
+    apply(FoldDecision{parts_.topology.online, protocol::Control::None, *parts_.foldingRefused}, nowMs, hint.seq);
+    return;
+  }
   apply(controller_.onHint(hint, nowMs), nowMs, hint.seq);
   // Monotonic time, so a latency measurement can line this up with hostd's log.
   parts_.log->debug("hint seq {} ({} vCPUs) received at {:.3f} ms, applied in {:.3f} ms", hint.seq, hint.vcpus,

@@ -227,3 +227,26 @@ TEST_F(AgentIntegration, ResidentMemoryStaysSmall) {
   EXPECT_LT(rss, 8 * 1024) << "the agent must stay under 8 MiB";
 #endif
 }
+
+TEST_F(AgentIntegration, BareMetalIsNeverFoldedByHints) {
+  // The same tree without the x86 "hypervisor" flag: a physical machine.
+  std::string cpuinfo = tree_.read("/proc/cpuinfo");
+  for (std::size_t pos; (pos = cpuinfo.find(" hypervisor")) != std::string::npos;) cpuinfo.erase(pos, 11);
+  tree_.write("/proc/cpuinfo", cpuinfo);
+  auto agent = startAgent();
+  ChannelClient host;
+  const Hello hello = connect(host);
+  ASSERT_TRUE(hello.agent);
+  EXPECT_EQ(hello.agent->actuators, (std::vector<Actuator>{Actuator::None}));
+  ASSERT_TRUE(host.send(hint(1, 1)));
+  auto ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->actuator, Actuator::None);
+  EXPECT_EQ(ack->applied, CpuSet::range(0, 3)) << "nothing folded";
+  EXPECT_EQ(cpusetCpus(), "\n") << "no cpuset written";
+  EXPECT_FALSE(tree_.fs().exists(kStateFile));
+  agent->signal(SIGTERM);
+  EXPECT_EQ(agent->waitExit(5000), 0);
+  const std::string log = tree_.read("/agent.log");
+  EXPECT_NE(log.find("not a virtual machine"), std::string::npos) << log;
+}

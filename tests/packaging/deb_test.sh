@@ -75,7 +75,23 @@ else
   cat "$work/install.log"
   check "dpkg -i succeeds" false
 fi
+agent_pid=
+if [[ $component == agent && ! -d /run/systemd/system ]]; then
+  # Without systemd the package's prerm must stop a running agent before it
+  # unfolds, or the agent folds again at its next interval. This one runs
+  # over a copy of a captured guest tree, so it touches nothing of this host.
+  cp -a "$(dirname "${BASH_SOURCE[0]}")/../fixtures/lab-guest-4vcpu" "$work/guest"
+  "$binary" --root "$work/guest" --port "unix-listen:$work/agent.sock" >"$work/agent.log" 2>&1 &
+  agent_pid=$!
+  for _ in $(seq 50); do [[ -S $work/agent.sock ]] && break; sleep 0.1; done
+  check "agent runs before removal" "kill -0 $agent_pid"
+fi
 dpkg --purge "$package" >"$work/purge.log" 2>&1 || cat "$work/purge.log"
+if [[ -n $agent_pid ]]; then
+  check "prerm stopped the running agent" "! kill -0 $agent_pid 2>/dev/null || { sleep 1; ! kill -0 $agent_pid 2>/dev/null; }"
+  wait "$agent_pid" 2>/dev/null || true
+  check "the agent stopped on SIGTERM, unfolding" "grep -q 'SIGTERM: unfolding' '$work/agent.log'"
+fi
 snapshot >"$work/after"
 check "purge leaves nothing behind" "diff '$work/before' '$work/after'"
 echo "$passed passed, $failed failed"

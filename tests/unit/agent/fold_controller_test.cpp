@@ -100,11 +100,24 @@ TEST(FoldController, HintSizesAreWholeCoresAndClamped) {
 TEST(Platform, GuestHostAndDom0) {
   FixtureTree tree("lab-guest-4vcpu");
   const std::string cpuinfo = tree.read("/proc/cpuinfo");
-  EXPECT_TRUE(classifyPlatform(cpuinfo, "").isVirtualMachine);
+  EXPECT_TRUE(classifyPlatform({cpuinfo, "", "", ""}).isVirtualMachine);
   std::string bareMetal = cpuinfo;
   for (std::size_t pos; (pos = bareMetal.find(" hypervisor")) != std::string::npos;) bareMetal.erase(pos, 11);
-  EXPECT_FALSE(classifyPlatform(bareMetal, "").isVirtualMachine);
-  EXPECT_TRUE(classifyPlatform(cpuinfo, "control_d\n").isXenDom0);
-  EXPECT_FALSE(classifyPlatform(cpuinfo, "\n").isXenDom0);
+  EXPECT_FALSE(classifyPlatform({bareMetal, "", "", ""}).isVirtualMachine);
+  EXPECT_TRUE(foldingRefusal(classifyPlatform({bareMetal, "", "", ""})).has_value());
+  EXPECT_TRUE(classifyPlatform({cpuinfo, "control_d\n", "xen\n", ""}).isXenDom0);
+  EXPECT_TRUE(foldingRefusal(classifyPlatform({cpuinfo, "control_d\n", "xen\n", ""})).has_value());
+  EXPECT_FALSE(classifyPlatform({cpuinfo, "\n", "", ""}).isXenDom0);
+  EXPECT_FALSE(foldingRefusal(classifyPlatform({cpuinfo, "", "", ""})).has_value());
   EXPECT_TRUE(detectPlatform(tree.fs()).isVirtualMachine);
+}
+
+TEST(Platform, AVmWithoutTheX86FlagIsKnownByTheKernelOrTheFirmware) {
+  // arm64 and other guests: no "hypervisor" flag in /proc/cpuinfo.
+  const std::string arm = "processor\t: 0\nFeatures\t: fp asimd evtstrm\n";
+  EXPECT_FALSE(classifyPlatform({arm, "", "", ""}).isVirtualMachine);
+  EXPECT_TRUE(classifyPlatform({arm, "", "", "QEMU\n"}).isVirtualMachine);
+  EXPECT_TRUE(classifyPlatform({arm, "", "xen\n", ""}).isVirtualMachine);
+  EXPECT_FALSE(classifyPlatform({arm, "", "", "Dell Inc.\n"}).isVirtualMachine);
+  EXPECT_FALSE(classifyPlatform({arm, "", "\n", ""}).isVirtualMachine);
 }

@@ -34,7 +34,9 @@ struct AgentDaemonParts {
   std::vector<protocol::Actuator> availableActuators;  // best first, for hello
   std::unique_ptr<Actuator> actuator;
   std::unique_ptr<Transport> transport;
-  bool fallbackAllowed = true;
+  // Set on bare metal and Xen dom0: hints are acknowledged with all online
+  // CPUs and actuator none, and the steal-time fallback never runs.
+  std::optional<std::string> foldingRefused;
   std::shared_ptr<spdlog::logger> log;
 };
 
@@ -71,6 +73,7 @@ class AgentDaemon {
   int errorsInWindow_ = 0;
   std::uint64_t errorsSuppressed_ = 0;
   int signalFd_ = -1;
+  bool refusalLogged_ = false;
 };
 
 }  // namespace vcpufold::agent

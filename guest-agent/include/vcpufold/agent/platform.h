@@ -1,7 +1,12 @@
 #pragma once
-// What kind of machine the agent runs on: the steal-time fallback only makes
-// sense in a VM, and upstream refuses it in Xen dom0 (whose steal is not ours to fold).
+// What kind of machine the agent runs on. Folding (by hints or by the
+// steal-time fallback) only makes sense in a VM; Xen dom0 is refused too (its
+// steal is not ours to fold, and it hosts the guests). A VM is recognised by
+// any sign the kernel gives: the x86 "hypervisor" CPU flag, a
+// /sys/hypervisor/type, or a DMI system vendor of a known hypervisor.
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "vcpufold/common/rooted_fs.h"
@@ -13,8 +18,17 @@ struct Platform {
   bool isXenDom0 = false;
 };
 
-// cpuinfo: /proc/cpuinfo; xenCapabilities: /proc/xen/capabilities or "".
-Platform classifyPlatform(std::string_view cpuinfo, std::string_view xenCapabilities);
+struct PlatformEvidence {
+  std::string_view cpuinfo;          // /proc/cpuinfo
+  std::string_view xenCapabilities;  // /proc/xen/capabilities, or ""
+  std::string_view hypervisorType;   // /sys/hypervisor/type, or ""
+  std::string_view dmiSysVendor;     // /sys/class/dmi/id/sys_vendor, or ""
+};
+
+Platform classifyPlatform(const PlatformEvidence& evidence);
 Platform detectPlatform(const RootedFs& fs);
+
+// Why this machine must not be folded (bare metal, Xen dom0); none in a VM.
+std::optional<std::string> foldingRefusal(const Platform& platform);
 
 }  // namespace vcpufold::agent
