@@ -71,6 +71,7 @@ int AgentDaemon::run() {
            protocol::formatCpuList(parts_.topology.housekeeping), protocol::actuatorName(parts_.actuator->kind()),
            parts_.config.fallbackEnabled ? (parts_.foldingRefused ? "refused on this platform" : "on") : "off by config");
   if (auto stat = readStat()) lastStat_ = *stat;
+  if (auto online = parts_.fs.readFile(paths::kCpuOnline)) onlineText_ = *online;
 
   std::int64_t nextSampleMs = monotonicMs();
   std::int64_t nextIntervalMs = nextSampleMs + parts_.config.intervalMs;
@@ -212,7 +213,30 @@ void AgentDaemon::onSample() {
   ++procsRunningSamples_;
 }
 
+void AgentDaemon::checkHotplug(std::int64_t nowMs) {
+  auto online = parts_.fs.readFile(paths::kCpuOnline);
+  if (!online || *online == onlineText_) return;
+  const bool first = onlineText_.empty();
+  onlineText_ = *online;
+  if (first) return;
+  auto topology = readTopology(parts_.fs);
+  if (!topology) {
+    parts_.log->warn("CPU hotplug: cannot re-read the topology: {}", topology.error().message);
+    return;
+  }
+  parts_.log->info("CPU hotplug: online CPUs {} -> {}; re-placing", protocol::formatCpuList(parts_.topology.online),
+                   protocol::formatCpuList(topology->online));
+  parts_.topology = *topology;
+  const auto leaseSeq = controller_.leaseSeq();
+  // A mask naming an offline CPU would be refused: re-place on what is online.
+  apply(controller_.onTopologyChange(PlacementPlan(parts_.topology)), nowMs, std::nullopt);
+  // The host learns the new online set (its ack checks use it).
+  sendHello();
+  if (leaseSeq) send(protocol::Ack{*leaseSeq, applied_, parts_.actuator->kind()});
+}
+
 void AgentDaemon::onInterval(std::int64_t nowMs) {
+  checkHotplug(nowMs);
   std::optional<std::uint32_t> stealBp;
   if (auto stat = readStat()) {
     if (lastStat_) stealBp = stealRatioBp(*lastStat_, *stat, ::sysconf(_SC_CLK_TCK));

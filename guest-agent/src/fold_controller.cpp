@@ -1,5 +1,7 @@
 #include "vcpufold/agent/fold_controller.h"
 
+#include <algorithm>
+
 #include "vcpufold/protocol/cpulist.h"
 
 namespace vcpufold::agent {
@@ -32,6 +34,28 @@ FoldDecision FoldController::onHint(const protocol::Hint& hint, std::int64_t now
     reason += " -> " + std::to_string(placement.cpus.size()) + " (whole cores within 1.." +
               std::to_string(plan_.forCores(plan_.coreCount()).size()) + ")";
   current_ = FoldDecision{placement.cpus, protocol::Control::Host, reason + " (" + hint.reason + ")"};
+  return current_;
+}
+
+FoldDecision FoldController::onTopologyChange(PlacementPlan plan) {
+  plan_ = std::move(plan);
+  const std::string note = "CPU hotplug: " + std::to_string(plan_.forCores(plan_.coreCount()).size()) + " CPUs online";
+  if (lease_ && (current_.control == protocol::Control::Host)) {
+    const auto expiresAtMs = lease_->expiresAtMs;
+    const protocol::Hint hint = lease_->hint;
+    current_ = onHint(hint, 0);
+    lease_->expiresAtMs = expiresAtMs;  // re-placing renews nothing
+    current_.reason = note + "; " + current_.reason;
+    return current_;
+  }
+  if (current_.control == protocol::Control::Fallback) {
+    cores_ = std::clamp<std::size_t>(cores_, 1, plan_.coreCount());
+    current_ = FoldDecision{plan_.forCores(cores_), protocol::Control::Fallback,
+                            note + "; fallback keeps " + std::to_string(cores_) + " cores"};
+    return current_;
+  }
+  cores_ = plan_.coreCount();
+  current_ = FoldDecision{plan_.forCores(cores_), current_.control, note + "; all CPUs"};
   return current_;
 }
 

@@ -250,3 +250,49 @@ TEST_F(AgentIntegration, BareMetalIsNeverFoldedByHints) {
   const std::string log = tree_.read("/agent.log");
   EXPECT_NE(log.find("not a virtual machine"), std::string::npos) << log;
 }
+
+TEST_F(AgentIntegration, CpuHotplugRePlacesAndSaysHelloAgain) {
+  auto agent = startAgent();
+  ChannelClient host;
+  connect(host);
+  ASSERT_TRUE(host.send(hint(1, 4, 10'000)));
+  auto ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->applied, CpuSet::range(0, 3));
+
+  // CPU 2 goes offline (as `echo 0 > cpu2/online` leaves sysfs): the agent
+  // re-reads the topology, re-places the hint on what is online and tells the host.
+  tree_.write("/sys/devices/system/cpu/online", "0-1,3\n");
+  tree_.remove("/sys/devices/system/cpu/cpu2/topology");
+  auto hello = host.receiveType<Hello>(kWaitMs);
+  ASSERT_TRUE(hello && hello->agent);
+  EXPECT_EQ(hello->agent->online, (CpuSet{0, 1, 3}));
+  ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->seq, 1u);
+  EXPECT_EQ(ack->applied, (CpuSet{0, 1, 3})) << "no offline CPU in the mask";
+  ASSERT_TRUE(host.send(hint(2, 2, 10'000)));
+  ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack);
+  EXPECT_TRUE(ack->applied.isSubsetOf(CpuSet{0, 1, 3}));
+  EXPECT_EQ(ack->applied.size(), 2u);
+
+  // Online again: a later hint can use it.
+  tree_.write("/sys/devices/system/cpu/online", "0-3\n");
+  FixtureTree original("lab-guest-4vcpu");
+  tree_.write("/sys/devices/system/cpu/cpu2/topology/core_id",
+              original.read("/sys/devices/system/cpu/cpu2/topology/core_id"));
+  hello = host.receiveType<Hello>(kWaitMs);
+  ASSERT_TRUE(hello && hello->agent);
+  EXPECT_EQ(hello->agent->online, CpuSet::range(0, 3));
+  ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->seq, 2u) << "the lease's hint re-placed and acknowledged again";
+  ASSERT_TRUE(host.send(hint(3, 4, 10'000)));
+  ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->seq, 3u);
+  EXPECT_EQ(ack->applied, CpuSet::range(0, 3)) << "the hot-added CPU joins the fold";
+  agent->signal(SIGTERM);
+  EXPECT_EQ(agent->waitExit(5000), 0);
+}

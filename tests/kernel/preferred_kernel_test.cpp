@@ -187,6 +187,57 @@ TEST_F(PatchedKernel, CpuHotplugKeepsTheMaskWithinActiveCpus) {
   EXPECT_EQ(preferred(), "0-3\n") << "with no request, a CPU that comes back is preferred";
 }
 
+TEST_F(PatchedKernel, TheAgentFollowsCpuHotplugWhileFolded) {
+  run("vcpufold-agent </dev/null >>/tmp/kt/agent.log 2>&1 & echo $! >/tmp/kt/agent.pid");
+  ChannelClient host;
+  ASSERT_TRUE(host.connect(guest_->hintSocket(), 10'000));
+  ASSERT_TRUE(host.greetAgent(kStepMs));
+  ASSERT_TRUE(host.send(Hint{1, 2, 120'000, HintPolicy::Auto, "kernel test"}));
+  auto ack = host.receiveType<Ack>(kStepMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->applied, CpuSet::range(0, 1));
+  EXPECT_EQ(preferred(), "0-1\n");
+
+  // CPU 1 goes offline while folded onto it: the agent re-places the lease's
+  // two CPUs on what is online, writes a mask the kernel accepts, and says
+  // hello with the new online set.
+  ASSERT_EQ(run("echo 0 > /sys/devices/system/cpu/cpu1/online; cat /sys/devices/system/cpu/online"), "0,2-3\n");
+  auto hello = host.receiveType<Hello>(kStepMs);
+  ASSERT_TRUE(hello && hello->agent);
+  EXPECT_EQ(hello->agent->online, (CpuSet{0, 2, 3}));
+  ack = host.receiveType<Ack>(kStepMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->applied, (CpuSet{0, 2}));
+  EXPECT_EQ(preferred(), "0,2\n");
+  ASSERT_TRUE(host.send(Hint{2, 1, 120'000, HintPolicy::Auto, "kernel test"}));
+  ack = host.receiveType<Ack>(kStepMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->applied, (CpuSet{0})) << "hints keep working after the hotplug";
+  EXPECT_EQ(preferred(), "0\n");
+
+  // Online again: it joins the next fold.
+  ASSERT_EQ(run("echo 1 > /sys/devices/system/cpu/cpu1/online; cat /sys/devices/system/cpu/online"), "0-3\n");
+  hello = host.receiveType<Hello>(kStepMs);
+  ASSERT_TRUE(hello && hello->agent);
+  EXPECT_EQ(hello->agent->online, CpuSet::range(0, 3));
+  ASSERT_TRUE(host.send(Hint{3, 2, 120'000, HintPolicy::Auto, "kernel test"}));
+  const auto third = host.receiveUntil(
+      [](const vcpufold::protocol::Message& message) {
+        const auto* answer = std::get_if<Ack>(&message);
+        return answer && answer->seq == 3;
+      },
+      kStepMs);
+  ASSERT_TRUE(third);
+  EXPECT_EQ(std::get<Ack>(*third).applied, CpuSet::range(0, 1));
+  EXPECT_EQ(preferred(), "0-1\n");
+  const std::string log = run("cat /tmp/kt/agent.log");
+  EXPECT_NE(log.find("CPU hotplug"), std::string::npos) << log;
+  EXPECT_EQ(log.find("quarantin"), std::string::npos) << "the knob was never quarantined\n" << log;
+  run("kill $(cat /tmp/kt/agent.pid); i=0; while kill -0 $(cat /tmp/kt/agent.pid) 2>/dev/null && [ $i -lt 100 ]; do "
+      "sleep 0.1; i=$((i+1)); done");
+  EXPECT_EQ(preferred(), "0-3\n");
+}
+
 TEST_F(PatchedKernel, HackbenchCompletesFoldedAndUnfolded) {
   for (const char* mask : {"0", ""}) {
     ASSERT_EQ(write(mask), "rc=0\n");

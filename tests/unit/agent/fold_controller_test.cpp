@@ -121,3 +121,36 @@ TEST(Platform, AVmWithoutTheX86FlagIsKnownByTheKernelOrTheFirmware) {
   EXPECT_FALSE(classifyPlatform({arm, "", "", "Dell Inc.\n"}).isVirtualMachine);
   EXPECT_FALSE(classifyPlatform({arm, "", "\n", ""}).isVirtualMachine);
 }
+
+namespace {
+PlacementPlan planWithCpu1Offline() {
+  FixtureTree tree("lab-guest-4vcpu");
+  tree.write("/sys/devices/system/cpu/online", "0,2-3\n");
+  tree.remove("/sys/devices/system/cpu/cpu1/topology");
+  return PlacementPlan(*readTopology(tree.fs()));
+}
+}  // namespace
+
+TEST(FoldController, HotplugRePlacesTheLeaseOnWhatIsOnlineAndKeepsItsExpiry) {
+  FoldController controller(planOf("lab-guest-4vcpu"), {});
+  EXPECT_EQ(controller.onHint(hint(7, 2, HintPolicy::Auto, 1000), 0).cpus, (CpuSet{0, 1}));
+  const FoldDecision moved = controller.onTopologyChange(planWithCpu1Offline());
+  EXPECT_EQ(moved.cpus, (CpuSet{0, 2}));
+  EXPECT_EQ(moved.control, vcpufold::protocol::Control::Host);
+  EXPECT_EQ(controller.leaseSeq(), 7u);
+  EXPECT_NE(moved.reason.find("CPU hotplug"), std::string::npos) << moved.reason;
+  // The lease still ends when it would have: re-placing is not a renewal.
+  EXPECT_EQ(controller.onInterval(999, 0).control, vcpufold::protocol::Control::Host);
+  EXPECT_NE(controller.onInterval(1000, 0).control, vcpufold::protocol::Control::Host);
+}
+
+TEST(FoldController, HotplugKeepsTheFallbacksCoresWithinTheNewMaximum) {
+  FoldController controller(planOf("lab-guest-4vcpu"), {});
+  controller.onInterval(0, 9000);  // heavy steal: the fallback folds one core
+  ASSERT_EQ(controller.control(), vcpufold::protocol::Control::Fallback);
+  const FoldDecision moved = controller.onTopologyChange(planWithCpu1Offline());
+  EXPECT_TRUE(moved.cpus.isSubsetOf(CpuSet{0, 2, 3}));
+  EXPECT_EQ(moved.cpus.size(), 3u);
+  const FoldDecision unfoldedNow = FoldController(planWithCpu1Offline(), {}).onTopologyChange(planOf("lab-guest-4vcpu"));
+  EXPECT_EQ(unfoldedNow.cpus, CpuSet::range(0, 3)) << "unfolded stays unfolded, with the new CPU";
+}

@@ -2,7 +2,8 @@
 // AgentDaemon: the agent's event loop. It wires the pure parts together:
 //   transport -> frame decoder -> codec -> FoldController -> actuator -> ack
 //   every sample:   procs_running (demand)
-//   every interval: steal ratio, lease expiry and fallback, apply, status
+//   every interval: CPU hotplug (re-place, re-apply, hello again), steal
+//                   ratio, lease expiry and fallback, apply, status
 // It runs until SIGTERM or SIGINT, then unfolds the guest and returns 0.
 
 #include <cstdint>
@@ -53,6 +54,7 @@ class AgentDaemon {
   void onHint(const protocol::Hint& hint, std::int64_t nowMs);
   void onSample();
   void onInterval(std::int64_t nowMs);
+  void checkHotplug(std::int64_t nowMs);
   void apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq);
   void sendHello();
   void send(const protocol::Message& message, const std::string& prefix = {});
@@ -74,6 +76,7 @@ class AgentDaemon {
   std::uint64_t errorsSuppressed_ = 0;
   int signalFd_ = -1;
   bool refusalLogged_ = false;
+  std::string onlineText_;  // the online CPU list as last read, to notice hotplug
 };
 
 }  // namespace vcpufold::agent

@@ -41,6 +41,10 @@ class FoldController {
   // Once per interval, with the steal ratio of that interval when known.
   // Ends an expired lease, then holds the hint or steps the fallback law.
   FoldDecision onInterval(std::int64_t nowMs, std::optional<std::uint32_t> stealBp);
+  // CPUs went offline or online: the plan is rebuilt for the new topology and
+  // the current decision re-placed on it (the lease's hint, the fallback's
+  // core count within the new maximum, or all CPUs).
+  FoldDecision onTopologyChange(PlacementPlan plan);
   // The decision for "no one folds": all online CPUs.
   [[nodiscard]] FoldDecision unfolded(std::string reason) const;
 
