@@ -24,7 +24,8 @@ void usage() {
                "usage: vcpufold-emulated-vm --name NAME --dir DIR --vcpus N [--busy K] [--seconds S]\n"
                "                            [--workload compute|spinlock] [--guest-tree ROOT]\n"
                "  Runs N vCPU threads; K guest tasks (default 0) keep the first K preferred vCPUs busy.\n"
-               "  Serves QMP on DIR/NAME.qmp (query-cpus-fast gives the threads' host ids).\n"
+               "  Serves QMP on DIR/NAME.qmp (query-cpus-fast gives the threads' host ids); while\n"
+               "  DIR/NAME.qmp-mute exists it reads commands and answers none (a hung QEMU monitor).\n"
                "  Reads the task count from DIR/NAME.load when that file exists (changeable at run time).\n"
                "  Writes DIR/NAME.stats every 100 ms (operations, run_ns, wait_ns, preferred) and appends\n"
                "  each change of preferred vCPUs and of the task count to DIR/NAME.preferred.log and\n"
@@ -87,11 +88,15 @@ int main(int argc, char** argv) {
   vcpufold::bench::GuestWorkload workload(kind, vcpus);
   workload.setRunnableTasks(busy);
   workload.start();
-  vcpufold::bench::QmpResponder qmp(name, [&workload] {
-    std::vector<long> tids;
-    for (const auto& counter : workload.counters()) tids.push_back(counter.tid);
-    return tids;
-  });
+  const std::string mutePath = dir + "/" + name + ".qmp-mute";
+  vcpufold::bench::QmpResponder qmp(
+      name,
+      [&workload] {
+        std::vector<long> tids;
+        for (const auto& counter : workload.counters()) tids.push_back(counter.tid);
+        return tids;
+      },
+      [mutePath] { return std::ifstream(mutePath).good(); });
   const std::string qmpPath = dir + "/" + name + ".qmp";
   if (!qmp.listen(qmpPath)) {
     std::perror(qmpPath.c_str());

@@ -95,6 +95,7 @@ void QmpResponder::serve(int client) {
     for (std::size_t newline; (newline = buffer.find('\n')) != std::string::npos;) {
       const std::string line = buffer.substr(0, newline);
       buffer.erase(0, newline + 1);
+      if (mute_ && mute_()) continue;
       sendLine(client, answer(line, name_, threadIds_()));
     }
   }

@@ -14,7 +14,10 @@ namespace vcpufold::bench {
 class QmpResponder {
  public:
   using ThreadIds = std::function<std::vector<long>()>;
-  QmpResponder(std::string vmName, ThreadIds threadIds) : name_(std::move(vmName)), threadIds_(std::move(threadIds)) {}
+  using Mute = std::function<bool()>;
+  // While mute() holds, commands are read and never answered (a hung QEMU).
+  QmpResponder(std::string vmName, ThreadIds threadIds, Mute mute = {})
+      : name_(std::move(vmName)), threadIds_(std::move(threadIds)), mute_(std::move(mute)) {}
   ~QmpResponder();
 
   // Listens on `path` (replacing a stale socket); false with errno set on failure.
@@ -27,6 +30,7 @@ class QmpResponder {
 
   std::string name_;
   ThreadIds threadIds_;
+  Mute mute_;
   std::string path_;
   int listener_ = -1;
   std::atomic<bool> stopping_{false};

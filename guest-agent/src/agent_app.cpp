@@ -194,6 +194,7 @@ int runAgent(const AgentOptions& options) {
                          std::move(*actuator),
                          std::move(*transport),
                          refusal,
+                         [options] { return loadConfig(options); },
                          log};
   return AgentDaemon(std::move(parts)).run();
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
 
 #include "vcpufold/agent/version.h"
 #include "vcpufold/common/system_paths.h"
@@ -73,6 +74,9 @@ int AgentDaemon::run() {
   if (auto stat = readStat()) lastStat_ = *stat;
   if (auto online = parts_.fs.readFile(paths::kCpuOnline)) onlineText_ = *online;
 
+  const bool watchdog = sd_watchdog_enabled(0, nullptr) > 0;
+  std::int64_t lastPingMs = 0;
+  sd_notify(0, "READY=1");
   std::int64_t nextSampleMs = monotonicMs();
   std::int64_t nextIntervalMs = nextSampleMs + parts_.config.intervalMs;
   for (;;) {
@@ -88,10 +92,20 @@ int AgentDaemon::run() {
     }
     if (fds.back().revents & POLLIN) {
       signalfd_siginfo info{};
-      if (::read(signalFd_, &info, sizeof info) == sizeof info && info.ssi_signo != SIGHUP) {
-        log.info("signal {}: unfolding and stopping", info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
-        break;
+      if (::read(signalFd_, &info, sizeof info) == sizeof info) {
+        if (info.ssi_signo == SIGHUP) {
+          reload();
+        } else {
+          log.info("signal {}: unfolding and stopping", info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+          break;
+        }
       }
+    }
+    // The loop that proves liveness is the loop that does the work (at most
+    // once a second: the loop wakes every sample).
+    if (watchdog && monotonicMs() - lastPingMs >= 1000) {
+      sd_notify(0, "WATCHDOG=1");
+      lastPingMs = monotonicMs();
     }
     const std::int64_t afterMs = monotonicMs();
     std::vector<TransportEvent> events;
@@ -108,6 +122,7 @@ int AgentDaemon::run() {
     }
   }
 
+  sd_notify(0, "STOPPING=1");
   auto restored = parts_.actuator->restore();
   if (!restored) {
     log.error("unfold failed: {}", restored.error().message);
@@ -211,6 +226,35 @@ void AgentDaemon::onSample() {
   // The reading agent is itself one of the running tasks.
   procsRunningSum_ += sample->procsRunning > 0 ? sample->procsRunning - 1 : 0;
   ++procsRunningSamples_;
+}
+
+void AgentDaemon::reload() {
+  auto& log = *parts_.log;
+  if (!parts_.reloadConfig) {
+    log.warn("SIGHUP: no configuration file to reload");
+    return;
+  }
+  auto next = parts_.reloadConfig();
+  if (!next) {
+    log.error("SIGHUP: configuration refused, the running one stays: {}", next.error().message);
+    return;
+  }
+  const bool needsRestart = next->port != parts_.config.port || next->portName != parts_.config.portName ||
+                            next->actuator != parts_.config.actuator || next->moveRootTasks != parts_.config.moveRootTasks;
+  AgentConfig applied = *next;
+  applied.port = parts_.config.port;
+  applied.portName = parts_.config.portName;
+  applied.actuator = parts_.config.actuator;
+  applied.moveRootTasks = parts_.config.moveRootTasks;
+  parts_.config = applied;
+  log.set_level(spdlog::level::from_str(applied.logLevel));
+  controller_.setConfig(FoldControllerConfig{!parts_.foldingRefused && applied.fallbackEnabled,
+                                             StealLawConfig{applied.intervalMs, applied.highThresholdBp,
+                                                            applied.lowThresholdBp}});
+  log.info("SIGHUP: configuration reloaded: interval {} ms, sample {} ms, fallback {} (high {} bp, low {} bp){}",
+           applied.intervalMs, applied.sampleMs, applied.fallbackEnabled ? "on" : "off", applied.highThresholdBp,
+           applied.lowThresholdBp,
+           needsRestart ? "; changes to the port, actuator or cpuset settings take effect after a restart" : "");
 }
 
 void AgentDaemon::checkHotplug(std::int64_t nowMs) {

@@ -111,6 +111,9 @@ int runHostdOneshot(const HostdOptions& options) {
 
 int printHostdStatus(const HostdOptions& options) {
   auto config = loadConfig(options);
+  if (!config)
+    std::fprintf(stderr, "vcpufold-hostd status: %s\n(trying the default control socket)\n",
+                 config.error().message.c_str());
   const std::string socket = config ? config->controlSocket : "/run/vcpufold/hostd.sock";
   auto text = readControlSocket(RootedFs(options.root).resolve(socket).string());
   if (!text) {

@@ -73,6 +73,7 @@ struct HostdDaemon::Impl {
 
   // The newest inventory snapshot and what the decisions remember of earlier ones.
   std::optional<HostSnapshot> snapshot;
+  std::optional<Clock::time_point> lastDecidedSnapshotAt;
   Clock::time_point startedAt = Clock::now();
   std::vector<VmRecord> records;
   std::map<std::string, VmSample> previousSamples;
@@ -80,6 +81,7 @@ struct HostdDaemon::Impl {
   std::optional<double> previousNonVmCpus;
   std::optional<Clock::time_point> inputsMissingSince;
   bool withdrawnLogged = false;
+  std::string missingKind;  // what is missing, digits removed: a change is worth a line
   bool snapshotLate = false;
 
   std::map<std::string, std::optional<std::uint32_t>> loggedHints;
@@ -163,8 +165,14 @@ struct HostdDaemon::Impl {
     }
     if (snapshotLate) log().info("inventory snapshots arrive again");
     snapshotLate = false;
+    // Rates over a window much shorter than the tick are noise (a thread that
+    // ran for the last 0.5 ms reads as a whole busy CPU): such a snapshot is
+    // kept for the inventory and decided on with the next one.
+    const bool tooSoon = lastDecidedSnapshotAt && fresh.takenAt - *lastDecidedSnapshotAt < interval() / 2;
     snapshot = std::move(fresh);
     reconcileSessions();
+    if (tooSoon) return;
+    lastDecidedSnapshotAt = snapshot->takenAt;
     decide(Clock::now());
   }
 
@@ -229,11 +237,19 @@ struct HostdDaemon::Impl {
     if (latest.inputsMissing) {
       ++counters.inputsMissingTotal;
       if (latest.hintsWithdrawn) ++counters.hintsWithdrawnTotal;
+      // Said when an episode starts and when what is missing changes (numbers
+      // aside), not every tick.
+      std::string kind = *latest.inputsMissing;
+      std::erase_if(kind, [](char c) { return c >= '0' && c <= '9'; });
       if (!inputsMissingSince) {
         inputsMissingSince = now;
         log().warn("inputs missing: {}; holding every hint for up to {} ms, never folding further",
                    escapeForLog(*latest.inputsMissing), config().missingInputHoldMs);
+      } else if (kind != missingKind) {
+        log().warn("inputs missing: {}; holding since {:.0f} ms", escapeForLog(*latest.inputsMissing),
+                   msBetween(*inputsMissingSince, now));
       }
+      missingKind = kind;
       if (latest.hintsWithdrawn && !withdrawnLogged) {
         withdrawnLogged = true;
         log().warn("inputs missing for over {} ms ({}): hints stopped; leases lapse and guests unfold or fall back",
@@ -245,6 +261,7 @@ struct HostdDaemon::Impl {
       log().info("inputs complete again after {:.0f} ms; deciding normally", msBetween(*inputsMissingSince, now));
     inputsMissingSince.reset();
     withdrawnLogged = false;
+    missingKind.clear();
   }
 
   void applyHints() {

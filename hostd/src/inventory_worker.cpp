@@ -1,5 +1,6 @@
 #include "vcpufold/hostd/inventory_worker.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -39,10 +40,12 @@ struct InventoryWorker::Shared {
         wake.wait_until(lock, next, [this] { return stopping; });
         if (stopping) break;
       }
-      next += period;
-      // After a long stall start afresh instead of reading in a burst.
-      if (next < Clock::now()) next = Clock::now() + period;
+      const auto started = Clock::now();
       HostSnapshot snapshot = cycleOnce(++cycle);
+      // A period after this cycle started, but never at once after a cycle
+      // that overran (a hung monitor): back-to-back snapshots would make rates
+      // over a window of microseconds.
+      next = std::max(started + period, Clock::now() + period / 2);
       enter("handing over the snapshot");
       onSnapshot(std::move(snapshot));
       enter("waiting for the next cycle");

@@ -112,6 +112,8 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
       {"vcpufold_vm_channel_penalties_total", "counter", "Disconnections for exceeding the error budget."},
       {"vcpufold_vm_hints_sent_total", "counter", "Hints sent (one per tick while hinted)."},
       {"vcpufold_vm_agent_errors_total", "counter", "Error frames the guest's agent sent."},
+      {"vcpufold_vm_agent_status_fresh", "gauge",
+       "1 when the agent's last status counts (recent, from an agent that acknowledges hints)."},
       {"vcpufold_vm_log_lines_suppressed_total", "counter",
        "Log lines the guest caused beyond its budget, not written."},
   };
@@ -137,6 +139,7 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
       if (name == "vcpufold_vm_channel_connects_total") w.sample(name, labels, static_cast<double>(channel.connects));
       if (name == "vcpufold_vm_channel_penalties_total") w.sample(name, labels, static_cast<double>(channel.penalties));
       if (name == "vcpufold_vm_hints_sent_total") w.sample(name, labels, static_cast<double>(channel.hintsSent));
+      if (name == "vcpufold_vm_agent_status_fresh") w.sample(name, labels, vm.statusFresh ? 1 : 0);
       if (name == "vcpufold_vm_agent_errors_total") w.sample(name, labels, static_cast<double>(channel.agentErrors));
       if (name == "vcpufold_vm_log_lines_suppressed_total")
         w.sample(name, labels, static_cast<double>(channel.logLinesSuppressed));

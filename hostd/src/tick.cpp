@@ -12,9 +12,12 @@ double effectiveWeight(const VmRecord& vm, bool cgroupV2) {
 
 std::optional<std::string> missingInputsOf(const TickInputs& inputs) {
   std::vector<std::string> missing = inputs.missingInputs;
-  if (inputs.poolCpus <= 0) missing.push_back("the VM CPU pool is empty or unknown");
-  for (const VmRecord& vm : inputs.vms)
-    if (!inputs.samples.count(vm.name)) missing.push_back("no vCPU sample of " + vm.name);
+  // What follows from a failed read is not said again (a stale snapshot has
+  // no samples of any VM).
+  if (missing.empty() && inputs.poolCpus <= 0) missing.push_back("the VM CPU pool is empty or unknown");
+  if (missing.empty())
+    for (const VmRecord& vm : inputs.vms)
+      if (!inputs.samples.count(vm.name)) missing.push_back("no vCPU sample of " + vm.name);
   if (missing.empty()) return std::nullopt;
   std::string text;
   constexpr std::size_t kShown = 3;  // a libvirt outage misses every VM: name a few
@@ -89,8 +92,8 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     demand.observedDemand = row.load ? row.load->demandCpus : 0.0;
     // A guest's word counts only while it is fresh and the guest cooperates;
     // allocate() caps it at the VM's vCPUs.
-    if (statusIsFresh(row.channel, inputs.now, inputs.statusMaxAge))
-      demand.reportedDemand = row.channel.lastStatus->demand;
+    row.statusFresh = statusIsFresh(row.channel, inputs.now, inputs.statusMaxAge);
+    if (row.statusFresh) demand.reportedDemand = row.channel.lastStatus->demand;
     demand.weight = row.weight;
     demand.policy = vm.policy;
     demand.cooperative = row.channel.cooperative;

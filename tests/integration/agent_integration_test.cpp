@@ -296,3 +296,24 @@ TEST_F(AgentIntegration, CpuHotplugRePlacesAndSaysHelloAgain) {
   agent->signal(SIGTERM);
   EXPECT_EQ(agent->waitExit(5000), 0);
 }
+
+TEST_F(AgentIntegration, SighupReloadsTheConfigurationOrKeepsTheRunningOne) {
+  auto agent = startAgent();
+  ChannelClient host;
+  connect(host);
+  tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 400\nsample_ms = 50\n[fallback]\nhigh_threshold = 900\n");
+  agent->signal(SIGHUP);
+  EXPECT_TRUE(waitUntil([&] { return tree_.read("/agent.log").find("configuration reloaded: interval 400 ms") != std::string::npos; },
+                        kWaitMs))
+      << tree_.read("/agent.log");
+  tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 5\n");
+  agent->signal(SIGHUP);
+  EXPECT_TRUE(waitUntil([&] { return tree_.read("/agent.log").find("configuration refused") != std::string::npos; },
+                        kWaitMs));
+  EXPECT_TRUE(agent->running()) << "a bad file on SIGHUP does not stop the agent";
+  ASSERT_TRUE(host.send(hint(1, 2)));
+  auto ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack) << "still serving hints";
+  agent->signal(SIGTERM);
+  EXPECT_EQ(agent->waitExit(5000), 0);
+}

@@ -140,3 +140,29 @@ TEST(HostdIntegration, QmpVmsWithRealAgents) {
   EXPECT_NE(hostdLog.find("vm1: hint 4 -> 1: contention"), std::string::npos) << hostdLog;
   EXPECT_NE(hostdLog.find("SIGTERM"), std::string::npos);
 }
+
+TEST(HostdIntegration, SighupReloadsTheConfigurationOrKeepsTheRunningOne) {
+  FixtureTree work("");
+  const std::string dir = work.root().string();
+  const auto config = [&](const std::string& hostd) {
+    work.write("/hostd.toml", "[hostd]\n" + hostd + "[inventory]\nbackend = \"qmp\"\nqmp_directory = \"" + dir +
+                                  "\"\n[metrics]\naddress = \"\"\n[control]\nsocket = \"" + dir + "/hostd.sock\"\n");
+  };
+  config("interval_ms = 300\n");
+  ChildProcess hostd(VCPUFOLD_HOSTD_BINARY, {"--config", dir + "/hostd.toml"}, dir + "/hostd.log");
+  const auto log = [&] { return runShell("cat " + dir + "/hostd.log"); };
+  ASSERT_TRUE(waitUntil([&] { return work.fs().exists("/hostd.sock"); }, 5000)) << log();
+  config("interval_ms = 500\nunfold_delay_ticks = 5\n");
+  hostd.signal(SIGHUP);
+  EXPECT_TRUE(waitUntil([&] { return log().find("configuration reloaded: tick 500 ms") != std::string::npos; }, 5000))
+      << log();
+  config("interval_ms = 5\n");
+  hostd.signal(SIGHUP);
+  EXPECT_TRUE(waitUntil([&] { return log().find("configuration refused") != std::string::npos; }, 5000)) << log();
+  EXPECT_TRUE(hostd.running()) << "a bad file on SIGHUP does not stop hostd";
+  config("interval_ms = 500\n");
+  EXPECT_NE(runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir + "/hostd.toml status").find("pool"),
+            std::string::npos);
+  hostd.signal(SIGTERM);
+  EXPECT_EQ(hostd.waitExit(5000), 0);
+}

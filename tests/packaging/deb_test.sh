@@ -22,13 +22,16 @@ case $component in
       ./lib/udev/rules.d/60-vcpufold-agent.rules ./etc/vcpufold/agent.toml ./usr/share/man/man8/vcpufold-agent.8)
     unit_lines=('ProtectSystem=strict' 'ReadWritePaths=/sys/fs/cgroup -/sys/devices/system/cpu/preferred'
       'RestrictAddressFamilies=AF_UNIX' 'ConditionVirtualization=vm' 'Restart=always'
-      'ExecStopPost=/usr/sbin/vcpufold-agent --restore')
+      'ExecStopPost=/usr/sbin/vcpufold-agent --restore' 'Type=notify' 'WatchdogSec=30s' 'UMask=0077'
+      'ExecReload=/bin/kill -HUP $MAINPID' 'MemoryMax=64M')
     ;;
   hostd)
     files=(./usr/sbin/vcpufold-hostd ./lib/systemd/system/vcpufold-hostd.service ./etc/vcpufold/hostd.toml
       ./usr/share/man/man8/vcpufold-hostd.8 ./usr/share/doc/vcpufold-hostd/policy.md)
     unit_lines=('ProtectSystem=strict' 'ReadWritePaths=/run/vcpufold' 'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6'
-      'NoNewPrivileges=yes' 'WantedBy=multi-user.target')
+      'NoNewPrivileges=yes' 'WantedBy=multi-user.target' 'Type=notify' 'WatchdogSec=30s' 'IPAddressDeny=any'
+      'IPAddressAllow=localhost' 'SocketBindAllow=tcp:9477' 'LimitNOFILE=16384' 'UMask=0077' 'PrivateIPC=yes'
+      'SystemCallErrorNumber=EPERM' 'ExecReload=/bin/kill -HUP $MAINPID')
     ;;
   *) echo "unknown component $component" >&2; exit 2 ;;
 esac
@@ -55,6 +58,12 @@ for path in "${files[@]}"; do check "ships $path" "grep -q ' $path\$' '$work/con
 for line in "${unit_lines[@]}"; do check "unit has $line" "grep -qx -- '$line' '$work/root/$unit'"; done
 check "config is a conffile" "grep -qx ${config#.} '$work/control/conffiles'"
 check "shipped config is valid" "'$work/root$binary' --check-config --config '$work/root/$config' >/dev/null"
+if command -v systemd-analyze >/dev/null; then
+  # docs/hostd.md and docs/guest-agent.md give the score; it must not get worse.
+  exposure=$(systemd-analyze security --offline=yes "$work/root/$unit" 2>/dev/null | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\).*/\1/p')
+  echo "systemd-analyze security: exposure $exposure"
+  check "unit exposure at most 2.0 (was $exposure)" "awk 'BEGIN { exit !(${exposure:-99} <= 2.0) }'"
+fi
 check "binary is stripped" "! file '$work/root$binary' | grep -q 'not stripped'"
 if [[ $component == agent ]]; then
   check "agent unit has no [Install] section (udev starts it)" "! grep -q '^\[Install\]' '$work/root/$unit'"

@@ -5,8 +5,12 @@
 //   every interval: CPU hotplug (re-place, re-apply, hello again), steal
 //                   ratio, lease expiry and fallback, apply, status
 // It runs until SIGTERM or SIGINT, then unfolds the guest and returns 0.
+// SIGHUP reloads the configuration. Under systemd it says READY=1 and pings
+// the watchdog from this loop, so a wedged agent is restarted (and unfolded
+// by ExecStopPost=).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +42,7 @@ struct AgentDaemonParts {
   // Set on bare metal and Xen dom0: hints are acknowledged with all online
   // CPUs and actuator none, and the steal-time fallback never runs.
   std::optional<std::string> foldingRefused;
+  std::function<Expected<AgentConfig>()> reloadConfig;  // SIGHUP; none: reload is refused
   std::shared_ptr<spdlog::logger> log;
 };
 
@@ -55,6 +60,7 @@ class AgentDaemon {
   void onSample();
   void onInterval(std::int64_t nowMs);
   void checkHotplug(std::int64_t nowMs);
+  void reload();
   void apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq);
   void sendHello();
   void send(const protocol::Message& message, const std::string& prefix = {});

@@ -45,6 +45,8 @@ class FoldController {
   // the current decision re-placed on it (the lease's hint, the fallback's
   // core count within the new maximum, or all CPUs).
   FoldDecision onTopologyChange(PlacementPlan plan);
+  // A reloaded configuration (SIGHUP): the law and whether the fallback may run.
+  void setConfig(FoldControllerConfig config) { config_ = config; }
   // The decision for "no one folds": all online CPUs.
   [[nodiscard]] FoldDecision unfolded(std::string reason) const;
 

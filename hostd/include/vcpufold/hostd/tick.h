@@ -30,6 +30,7 @@ struct VmReport {
   std::optional<VmLoad> load;  // none on the first tick or after a counter reset
   double weight = 100.0;
   ChannelSnapshot channel;
+  bool statusFresh = false;  // the agent's last status counted as evidence this tick
   VmAllocation allocation;
 };
 
