@@ -29,6 +29,7 @@
 
 #include "child_process.h"
 #include "fixture_tree.h"
+#include "unix_socket.h"
 #include "vcpufold/protocol/codec.h"
 #include "vcpufold/protocol/frame_decoder.h"
 #include "vcpufold/protocol/limits.h"
@@ -36,6 +37,11 @@
 using namespace vcpufold::protocol;
 using vcpufold::testing::ChildProcess;
 using vcpufold::testing::FixtureTree;
+using vcpufold::testing::connectLoopback;
+using vcpufold::testing::connectUnixSocketNonBlocking;
+using vcpufold::testing::freeLoopbackPort;
+using vcpufold::testing::httpGet;
+using vcpufold::testing::listenUnixSocket;
 using vcpufold::testing::runShell;
 using vcpufold::testing::waitUntil;
 using Clock = std::chrono::steady_clock;
@@ -44,31 +50,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kTickMs = 300;
-
-int listenUnix(const std::string& path, int backlog) {
-  ::unlink(path.c_str());
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(fd, backlog) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-int connectUnixNonBlocking(const std::string& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 // A guest whose agent misbehaves on purpose, on the VM's hint socket (it
 // listens, as the agent does with unix-listen and as QEMU's chardev does).
@@ -81,7 +62,7 @@ enum class Misbehaviour {
 class ScriptedGuest {
  public:
   ScriptedGuest(std::string path, Misbehaviour how) : path_(std::move(path)), how_(how) {
-    listener_ = listenUnix(path_, 1);
+    listener_ = listenUnixSocket(path_, 1);
     thread_ = std::thread([this] { serve(); });
   }
   ~ScriptedGuest() {
@@ -210,45 +191,6 @@ class NotifySocket {
   std::thread thread_;
 };
 
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
-
-int connectTcp(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-std::string httpGet(int port) {
-  const int fd = connectTcp(port);
-  if (fd < 0) return "";
-  timeval timeout{3, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  const std::string request = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  std::string response;
-  char chunk[8192];
-  for (ssize_t n; (n = ::recv(fd, chunk, sizeof chunk, 0)) > 0;) response.append(chunk, static_cast<std::size_t>(n));
-  ::close(fd);
-  return response;
-}
-
 // The value of one metric line ("name{labels}"), or -1.
 double metric(const std::string& page, const std::string& series) {
   const auto at = page.find("\n" + series + " ");
@@ -308,11 +250,11 @@ TEST(HostdFaultInjection, AWellBehavedVmKeepsItsHintWhileEverythingElseFails) {
   ScriptedGuest flood(dir + "/flood.hint.sock", Misbehaviour::FloodsErrorFrames);
 
   // A monitor that never accepts: its listen queue is full.
-  const int fullListener = listenUnix(dir + "/full.qmp", 0);
-  const int fullHint = listenUnix(dir + "/full.hint.sock", 1);
+  const int fullListener = listenUnixSocket(dir + "/full.qmp", 0);
+  const int fullHint = listenUnixSocket(dir + "/full.hint.sock", 1);
   std::vector<int> queued;
   for (int i = 0; i < 4; ++i)
-    if (int fd = connectUnixNonBlocking(dir + "/full.qmp"); fd >= 0) queued.push_back(fd);
+    if (int fd = connectUnixSocketNonBlocking(dir + "/full.qmp"); fd >= 0) queued.push_back(fd);
 
   for (const auto& vm : vms)
     ASSERT_TRUE(waitUntil([&] { return fs::exists(dir + "/" + vm + ".qmp") && fs::exists(dir + "/" + vm + ".hint.sock"); },
@@ -330,7 +272,7 @@ TEST(HostdFaultInjection, AWellBehavedVmKeepsItsHintWhileEverythingElseFails) {
     const std::string pid = std::to_string(processes[i]->pid());
     fs::create_symlink("/proc/" + pid, root / "proc" / pid);
   }
-  const int port = freePort();
+  const int port = freeLoopbackPort();
   work.write("/hostd.toml", "[hostd]\ninterval_ms = " + std::to_string(kTickMs) +
                                 "\nttl_ticks = 3\nmissing_input_hold_ms = 10000\n[inventory]\nbackend = \"qmp\"\n"
                                 "qmp_directory = \"" + dir + "\"\n[metrics]\naddress = \"127.0.0.1:" +
@@ -369,7 +311,7 @@ TEST(HostdFaultInjection, AWellBehavedVmKeepsItsHintWhileEverythingElseFails) {
     }
     if (t > 3 && !flooded) {
       for (int i = 0; i < 1500; ++i)
-        if (int fd = connectTcp(port); fd >= 0) held.push_back(fd);
+        if (int fd = connectLoopback(port); fd >= 0) held.push_back(fd);
       flooded = true;
     }
     if (t > 5 && !statGone) {
@@ -386,7 +328,7 @@ TEST(HostdFaultInjection, AWellBehavedVmKeepsItsHintWhileEverythingElseFails) {
     worstFds = std::max(worstFds, openFds(hostd->pid()));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  const std::string page = httpGet(port);
+  const std::string page = httpGet(port, "/metrics");
   const std::string status =
       runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir + "/hostd.toml --root " + root.string() + " status");
   for (int fd : held) ::close(fd);

@@ -19,11 +19,13 @@
 #include <functional>
 #include <thread>
 
+#include "unix_socket.h"
 #include "vcpufold/hostd/inventory_worker.h"
 #include "vcpufold/hostd/qmp_client.h"
 #include "vcpufold/hostd/text_servers.h"
 
 using namespace vcpufold::hostd;
+using vcpufold::testing::listenUnixSocket;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -32,24 +34,13 @@ double msSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-int listenUnix(const std::string& path, int backlog) {
-  ::unlink(path.c_str());
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  EXPECT_EQ(::listen(fd, backlog), 0);
-  return fd;
-}
-
 // A QEMU monitor that greets, accepts qmp_capabilities, and then answers
 // every command with `reply` (which may be anything at all).
 class Monitor {
  public:
   using Reply = std::function<void(int fd, const std::atomic<bool>& stop)>;
   Monitor(std::string path, Reply reply, bool greet = true)
-      : path_(std::move(path)), listener_(listenUnix(path_, 4)), reply_(std::move(reply)), greet_(greet) {
+      : path_(std::move(path)), listener_(listenUnixSocket(path_, 4)), reply_(std::move(reply)), greet_(greet) {
     thread_ = std::thread([this] { serve(); });
   }
   ~Monitor() {
@@ -160,18 +151,10 @@ TEST_F(HostilePeers, DeeplyNestedJsonIsRefusedWithoutRecursing) {
 
 TEST_F(HostilePeers, AMonitorThatNeverAcceptsFailsAtOnce) {
   // A full listen queue, as of a hung QEMU: connect() must not block.
-  const int listener = listenUnix(path("full.qmp"), 0);
+  const int listener = listenUnixSocket(path("full.qmp"), 0);
   std::vector<int> queued;
-  for (int i = 0; i < 8; ++i) {
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::strncpy(address.sun_path, path("full.qmp").c_str(), sizeof address.sun_path - 1);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0)
-      queued.push_back(fd);
-    else
-      ::close(fd);
-  }
+  for (int i = 0; i < 8; ++i)
+    if (const int fd = vcpufold::testing::connectUnixSocketNonBlocking(path("full.qmp")); fd >= 0) queued.push_back(fd);
   const auto start = Clock::now();
   const auto client = QmpClient::connect(path("full.qmp"), 1000);
   EXPECT_FALSE(client);
@@ -192,23 +175,9 @@ TEST_F(HostilePeers, AMuteMonitorTimesOut) {
   EXPECT_LT(msSince(start), 1000.0);
 }
 
-// Sends a GET to 127.0.0.1:port and returns the status line ("" on failure).
+// The status line of GET /metrics on 127.0.0.1:port ("" on failure).
 std::string getMetrics(unsigned short port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval timeout{2, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  std::string response;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
-    const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
-    ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    char buffer[4096];
-    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) response.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
+  const std::string response = vcpufold::testing::httpGet(port, "/metrics");
   return response.substr(0, response.find("\r\n"));
 }
 
@@ -222,14 +191,8 @@ TEST_F(HostilePeers, ConnectionsHeldOnTheMetricsPortAreCappedOldestFirst) {
     io.run();
   });
   std::vector<int> held;
-  for (int i = 0; i < 300; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) held.push_back(fd);
-  }
+  for (int i = 0; i < 300; ++i)
+    if (const int fd = vcpufold::testing::connectLoopback(port); fd >= 0) held.push_back(fd);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(getMetrics(port), "HTTP/1.1 200 OK") << "a new client is served while 300 are held";
   EXPECT_GE((*server)->evictedConnections(), 300u - 32u);

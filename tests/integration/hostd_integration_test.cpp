@@ -16,48 +16,15 @@
 
 #include "child_process.h"
 #include "fixture_tree.h"
+#include "unix_socket.h"
 
 using vcpufold::testing::runShell;
 using vcpufold::testing::waitUntil;
 
 using vcpufold::testing::ChildProcess;
 using vcpufold::testing::FixtureTree;
-
-namespace {
-
-// A free TCP port on loopback for the metrics page.
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
-
-std::string httpGet(int port, const std::string& path) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  std::string response;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
-    timeval timeout{5, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-    const std::string request = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
-    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    char chunk[4096];
-    for (ssize_t n; (n = ::recv(fd, chunk, sizeof chunk, 0)) > 0;) response.append(chunk, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return response;
-}
-
-}  // namespace
+using vcpufold::testing::freeLoopbackPort;
+using vcpufold::testing::httpGet;
 
 TEST(HostdIntegration, QmpVmsWithRealAgents) {
   FixtureTree work("");
@@ -87,7 +54,7 @@ TEST(HostdIntegration, QmpVmsWithRealAgents) {
                work.fs().exists("/vm1.hint.sock");
       },
       5000));
-  const int port = freePort();
+  const int port = freeLoopbackPort();
   work.write("/hostd.toml",
              "[hostd]\ninterval_ms = 300\nttl_ticks = 3\n[inventory]\nbackend = "
              "\"qmp\"\nqmp_directory = \"" +

@@ -1,10 +1,22 @@
 #pragma once
-// A connected AF_UNIX stream socket (close-on-exec), or -1.
+// Sockets for tests: UNIX stream sockets (close-on-exec) and loopback TCP.
 
 #include <string>
 
 namespace vcpufold::testing {
 
+// A connected AF_UNIX stream socket, or -1.
 int connectUnixSocket(const std::string& path);
+// The same, non-blocking: fails at once (EAGAIN) when the listen queue is full.
+int connectUnixSocketNonBlocking(const std::string& path);
+// A socket listening on path (a stale file is replaced), or -1.
+int listenUnixSocket(const std::string& path, int backlog);
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int freeLoopbackPort();
+// A connected TCP socket to 127.0.0.1:port, or -1.
+int connectLoopback(int port);
+// GET path from 127.0.0.1:port; the whole response ("" when nothing answers in 5 s).
+std::string httpGet(int port, const std::string& path);
 
 }  // namespace vcpufold::testing
