@@ -45,7 +45,7 @@ std::unique_ptr<Inventory> makeInventory(const HostdConfig& config, const Rooted
   if (config.inventory == InventoryKind::Qmp)
     return std::make_unique<QmpInventory>(fs, config.qmpDirectory, config.qmpVms);
   LibvirtInventory::startEventLoop();
-  return std::make_unique<LibvirtInventory>(config.libvirtUri);
+  return std::make_unique<LibvirtInventory>(config.libvirtUri, fs);
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <set>
 #include <thread>
 
+#include "vcpufold/hostd/qemu_threads.h"
+
 namespace vcpufold::hostd {
 namespace {
 
@@ -20,6 +22,16 @@ std::int64_t monotonicNs() {
   timespec now{};
   ::clock_gettime(CLOCK_MONOTONIC, &now);
   return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+// vcpu.0.time without vcpu.0.delay: a libvirt before 7.2.
+bool hasVcpuTimeWithoutDelay(const std::vector<std::pair<std::string, std::uint64_t>>& params) {
+  bool time = false;
+  for (const auto& [field, value] : params) {
+    if (field == "vcpu.0.delay") return false;
+    time = time || field == "vcpu.0.time";
+  }
+  return time;
 }
 
 // libvirt prints every error on stderr unless a handler takes it; errors are
@@ -47,6 +59,7 @@ struct LibvirtInventory::State {
   int refreshes = 0;
   std::map<std::string, VmRecord> known;  // by name
   std::string lastSampleProblem;
+  bool delayFallbackNoted = false;
   std::vector<std::string> notes;
   std::mutex dirtyMutex;                        // guards the two below (event thread)
   bool dirtyAll = true;
@@ -60,7 +73,8 @@ void onClose(virConnectPtr, int, void* opaque) { static_cast<std::atomic<bool>*>
 
 }  // namespace
 
-LibvirtInventory::LibvirtInventory(std::string uri) : uri_(std::move(uri)), state_(std::make_unique<State>()) {
+LibvirtInventory::LibvirtInventory(std::string uri, RootedFs fs)
+    : uri_(std::move(uri)), fs_(std::move(fs)), state_(std::make_unique<State>()) {
   virSetErrorFunc(nullptr, quietErrors);
 }
 
@@ -246,15 +260,25 @@ Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
       else if (param.type == VIR_TYPED_PARAM_UINT)
         params.emplace_back(param.field, param.value.ui);
     }
+    const std::string name = virDomainGetName(records[i]->dom);
     auto counters = vcpuCountersFromStats(params);
+    if (!counters && hasVcpuTimeWithoutDelay(params)) {
+      // libvirt before 7.2: the same counters from the vCPU threads' schedstat.
+      if (!state_->delayFallbackNoted) {
+        state_->delayFallbackNoted = true;
+        state_->notes.push_back("libvirt " + uri_ + " gives no vcpu.N.delay (it needs 7.2): sampling each VM's QEMU "
+                                "vCPU threads' schedstat instead");
+      }
+      auto pid = readLibvirtQemuPid(fs_, name);
+      counters = pid ? sampleQemuVcpuThreads(fs_, *pid) : Expected<std::vector<VcpuCounters>>(pid.error());
+    }
     if (counters) {
-      samples[virDomainGetName(records[i]->dom)] = VmSample{std::move(*counters), now};
+      samples[name] = VmSample{std::move(*counters), now};
     } else if (counters.error().message != state_->lastSampleProblem) {
-      // Said once: a libvirt without vcpu.N.delay misses it on every call, and
-      // hostd then holds and withdraws hints rather than decide without it.
+      // Said once per problem: a VM without samples makes hostd hold its
+      // hints and, if it lasts, withdraw them, rather than decide without it.
       state_->lastSampleProblem = counters.error().message;
-      state_->notes.push_back(std::string("libvirt: ") + virDomainGetName(records[i]->dom) + ": " +
-                              counters.error().message);
+      state_->notes.push_back("libvirt: " + name + ": " + counters.error().message);
     }
   }
   virDomainStatsRecordListFree(records);

@@ -26,6 +26,8 @@ inline constexpr const char* kDevDir = "/dev";
 
 inline constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
 
+inline constexpr const char* kLibvirtQemuRunDir = "/run/libvirt/qemu";  // <domain>.pid of each running QEMU
+
 inline constexpr const char* kAgentStateDir = "/run/vcpufold";
 inline constexpr const char* kAgentConfig = "/etc/vcpufold/agent.toml";
 

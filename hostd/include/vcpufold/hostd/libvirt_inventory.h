@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "vcpufold/common/expected.h"
+#include "vcpufold/common/rooted_fs.h"
 #include "vcpufold/hostd/domain_xml.h"
 #include "vcpufold/hostd/inventory.h"
 #include "vcpufold/hostd/policy.h"
@@ -25,8 +26,9 @@ namespace vcpufold::hostd {
 
 class LibvirtInventory final : public Inventory {
  public:
-  // Connects lazily; uri as for virsh -c.
-  explicit LibvirtInventory(std::string uri);
+  // Connects lazily; uri as for virsh -c. fs: where /proc and /run are, for
+  // sampling vCPU threads' schedstat when libvirt gives no vcpu.N.delay.
+  explicit LibvirtInventory(std::string uri, RootedFs fs = RootedFs("/"));
   ~LibvirtInventory() override;
   LibvirtInventory(const LibvirtInventory&) = delete;
   LibvirtInventory& operator=(const LibvirtInventory&) = delete;
@@ -41,7 +43,9 @@ class LibvirtInventory final : public Inventory {
   // when it is new or an event (lifecycle, metadata change) marked it, and
   // everything every `fullRefreshTicks` calls; reconnects first if needed.
   Expected<std::vector<VmRecord>> refresh() override;
-  // vCPU counters of every running domain, by name, in one call.
+  // vCPU counters of every running domain, by name, in one call. A libvirt
+  // without vcpu.N.delay (before 7.2) is said once; its domains are then
+  // sampled from their QEMU's vCPU threads' schedstat instead.
   Expected<std::map<std::string, VmSample>> sample() override;
   std::vector<std::string> takeNotes() override;
 
@@ -57,6 +61,7 @@ class LibvirtInventory final : public Inventory {
   void disconnect();
 
   std::string uri_;
+  RootedFs fs_;
   std::unique_ptr<State> state_;
 };
 

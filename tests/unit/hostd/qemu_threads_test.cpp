@@ -1,0 +1,75 @@
+// Finding QEMU's vCPU threads from /proc, the schedstat source when libvirt
+// gives no vcpu.N.delay: on the schedstat files captured from a TCG guest's
+// QEMU under libvirt, with the thread names QEMU gives its threads.
+
+#include "vcpufold/hostd/qemu_threads.h"
+
+#include <gtest/gtest.h>
+
+#include "fixture_tree.h"
+
+using namespace vcpufold::hostd;
+using vcpufold::testing::FixtureTree;
+
+namespace {
+
+// The captured QEMU (pid 17071, vCPUs 0-3 on threads 17077-17080 as its
+// query-cpus-fast said), with the names QEMU gives its threads and libvirt's pid file.
+void nameCapturedThreads(FixtureTree& tree) {
+  const std::string task = "/proc/17071/task/";
+  for (int index = 0; index < 4; ++index) {
+    const std::string tid = std::to_string(17077 + index);
+    tree.write(task + tid + "/comm", "CPU " + std::to_string(index) + "/TCG\n");
+    tree.write(task + tid + "/schedstat", tree.read(task + tid + "/schedstat.1"));
+  }
+  tree.write(task + "17071/comm", "qemu-system-x86\n");
+  tree.write(task + "17071/schedstat", "1 2 3\n");
+  tree.write(task + "17072/comm", "call_rcu\n");
+  tree.write(task + "17076/comm", "IO mon_iothread\n");
+  tree.write("/run/libvirt/qemu/fixture-a.pid", tree.read("/fixture-a.qemu-pid"));
+}
+
+}  // namespace
+
+TEST(QemuThreads, ThreadNamesGiveTheVcpuIndex) {
+  EXPECT_EQ(vcpuIndexOfThreadName("CPU 0/KVM\n"), 0u);
+  EXPECT_EQ(vcpuIndexOfThreadName("CPU 13/TCG"), 13u);
+  for (const char* other : {"qemu-system-x86", "CPU /KVM", "CPU x/KVM", "CPU 1", "worker", "CPU -1/KVM", ""})
+    EXPECT_EQ(vcpuIndexOfThreadName(other), std::nullopt) << other;
+}
+
+TEST(QemuThreads, IndexesMustRunWithoutAGap) {
+  EXPECT_EQ(*vcpuThreadsFromNames({{10, "CPU 1/KVM"}, {11, "CPU 0/KVM"}, {12, "main"}}), (std::vector<pid_t>{11, 10}));
+  EXPECT_FALSE(vcpuThreadsFromNames({{10, "CPU 0/KVM"}, {11, "CPU 2/KVM"}}));
+  EXPECT_FALSE(vcpuThreadsFromNames({{10, "CPU 0/KVM"}, {11, "CPU 0/KVM"}}));
+  EXPECT_FALSE(vcpuThreadsFromNames({{10, "main"}}));
+}
+
+TEST(QemuThreads, SamplesTheCapturedVcpuThreadsInIndexOrder) {
+  FixtureTree tree("libvirt-tcg-host");
+  nameCapturedThreads(tree);
+  const auto pid = readLibvirtQemuPid(tree.fs(), "fixture-a");
+  ASSERT_TRUE(pid) << pid.error().message;
+  EXPECT_EQ(*pid, 17071);
+  const auto counters = sampleQemuVcpuThreads(tree.fs(), *pid);
+  ASSERT_TRUE(counters) << counters.error().message;
+  ASSERT_EQ(counters->size(), 4u);
+  for (int index = 0; index < 4; ++index) {
+    const auto expected =
+        parseSchedstat(tree.read("/proc/17071/task/" + std::to_string(17077 + index) + "/schedstat.1"));
+    ASSERT_TRUE(expected);
+    EXPECT_EQ((*counters)[static_cast<std::size_t>(index)], *expected) << "vCPU " << index;
+  }
+}
+
+TEST(QemuThreads, AMissingPidFileOrThreadIsAnError) {
+  FixtureTree tree("libvirt-tcg-host");
+  EXPECT_FALSE(readLibvirtQemuPid(tree.fs(), "fixture-a"));
+  nameCapturedThreads(tree);
+  tree.write("/run/libvirt/qemu/bad.pid", "not a pid\n");
+  EXPECT_FALSE(readLibvirtQemuPid(tree.fs(), "bad"));
+  tree.remove("/proc/17071/task/17079/schedstat");
+  const auto counters = sampleQemuVcpuThreads(tree.fs(), 17071);
+  ASSERT_FALSE(counters);
+  EXPECT_NE(counters.error().message.find("17079"), std::string::npos) << counters.error().message;
+}
