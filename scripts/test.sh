@@ -3,18 +3,18 @@
 # builds and runs every test in three configurations:
 #   release   RelWithDebInfo, gcc             (ctest: all labels, e2e and kernel included)
 #   sanitize  ASan + UBSan, gcc               (ctest: all but e2e, packaging and kernel, which the release build covers)
-#   fuzz      libFuzzer + ASan + UBSan, clang (ctest: label fuzz, 60 s per target)
+#   fuzz      libFuzzer + ASan + UBSan, clang (ctest: label fuzz, 30 s per target)
 # Exits non-zero on any build or test failure.
 #
 # Environment:
 #   VCPUFOLD_BUILD_DIR     where the build trees go (default: /var/tmp/vcpufold-build/<hash of this checkout>)
-#   VCPUFOLD_FUZZ_SECONDS  seconds per fuzz target (default 60)
+#   VCPUFOLD_FUZZ_SECONDS  seconds per fuzz target (default 30)
 #   VCPUFOLD_JOBS          parallel compile jobs (default 2)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_base=${VCPUFOLD_BUILD_DIR:-/var/tmp/vcpufold-build/$(printf '%s' "$root" | sha1sum | cut -c1-12)}
-fuzz_seconds=${VCPUFOLD_FUZZ_SECONDS:-60}
+fuzz_seconds=${VCPUFOLD_FUZZ_SECONDS:-30}
 jobs=${VCPUFOLD_JOBS:-2}
 log_dir="$build_base/logs"
 started=$SECONDS

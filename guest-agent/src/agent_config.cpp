@@ -29,8 +29,10 @@ class Reader {
     const auto node = table_.at_path(key);
     if (!node) return;
     if constexpr (std::is_same_v<T, std::uint32_t>) {
-      const auto value = node.value<std::int64_t>();
-      if (!node.is_integer() || !value || *value < 0 || *value > UINT32_MAX)
+      // Only an integer node is read as one: toml++ would convert a float,
+      // and 25e20 does not fit (undefined behaviour, found by fuzzing).
+      const auto value = node.is_integer() ? node.value<std::int64_t>() : std::nullopt;
+      if (!value || *value < 0 || *value > UINT32_MAX)
         problems_.push_back(std::string(key) + ": expected a non-negative integer");
       else
         target = static_cast<std::uint32_t>(*value);

@@ -43,7 +43,9 @@ Expected<HostdConfig> loadConfig(const HostdOptions& options) {
 
 std::unique_ptr<Inventory> makeInventory(const HostdConfig& config, const RootedFs& fs) {
   if (config.inventory == InventoryKind::Qmp)
-    return std::make_unique<QmpInventory>(fs, config.qmpDirectory, config.qmpVms);
+    return std::make_unique<QmpInventory>(
+        fs, config.qmpDirectory, config.qmpVms,
+        config.qmpSocketOwner.empty() ? std::nullopt : uidOfUser(config.qmpSocketOwner));
   LibvirtInventory::startEventLoop();
   return std::make_unique<LibvirtInventory>(config.libvirtUri, fs);
 }

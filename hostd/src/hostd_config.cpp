@@ -3,6 +3,8 @@
 #include "vcpufold/common/daemon_support.h"
 #include "vcpufold/common/toml_text.h"
 
+#include <pwd.h>
+
 #include <set>
 
 namespace vcpufold::hostd {
@@ -11,7 +13,7 @@ namespace {
 const std::set<std::string> kKnownKeys = {
     "hostd.interval_ms", "hostd.reserve_cpus",   "hostd.unfold_delay_ticks", "hostd.unfold_margin_cpus", "hostd.ttl_ticks", "hostd.log_level",
     "hostd.missing_input_hold_ms",
-    "inventory.backend", "inventory.libvirt_uri", "inventory.qmp_directory", "metrics.address", "control.socket"};
+    "inventory.backend", "inventory.libvirt_uri", "inventory.qmp_directory", "inventory.qmp_socket_owner", "metrics.address", "control.socket"};
 const std::set<std::string> kVmKeys = {"name", "qmp_socket", "hint_socket", "mode", "vcpus", "min_vcpus", "max_vcpus",
                                        "weight"};
 
@@ -23,8 +25,10 @@ class Reader {
   void integer(const char* key, std::uint32_t& target, std::int64_t max = UINT32_MAX) {
     const auto node = table_.at_path(key);
     if (!node) return;
-    const auto value = node.value<std::int64_t>();
-    if (!node.is_integer() || !value || *value < 0 || *value > max)
+    // Only an integer node is read as one: toml++ would convert a float that
+    // may not fit (undefined behaviour).
+    const auto value = node.is_integer() ? node.value<std::int64_t>() : std::nullopt;
+    if (!value || *value < 0 || *value > max)
       problems_.push_back(prefix_ + key + ": expected an integer 0.." + std::to_string(max));
     else
       target = static_cast<std::uint32_t>(*value);
@@ -60,6 +64,15 @@ class Reader {
 
 
 }  // namespace
+
+std::optional<uid_t> uidOfUser(const std::string& name) {
+  // getpwnam_r: the configuration is also read on SIGHUP, with other threads running.
+  passwd entry{};
+  passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (::getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) return std::nullopt;
+  return found->pw_uid;
+}
 
 const char* inventoryKindName(InventoryKind kind) { return kind == InventoryKind::Libvirt ? "libvirt" : "qmp"; }
 
@@ -99,6 +112,7 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
     problems.push_back("inventory.backend: \"" + backend + "\" is not libvirt or qmp");
   reader.string("inventory.libvirt_uri", config.libvirtUri);
   reader.string("inventory.qmp_directory", config.qmpDirectory);
+  reader.string("inventory.qmp_socket_owner", config.qmpSocketOwner);
   reader.string("metrics.address", config.metricsAddress);
   reader.string("control.socket", config.controlSocket);
 
@@ -171,6 +185,8 @@ Expected<void> validateHostdConfig(const HostdConfig& config) {
   }
   static const std::set<std::string> kLevels = {"trace", "debug", "info", "warn", "error"};
   if (!kLevels.count(config.logLevel)) problems.push_back("hostd.log_level: \"" + config.logLevel + "\" is not a level");
+  if (!config.qmpSocketOwner.empty() && !uidOfUser(config.qmpSocketOwner))
+    problems.push_back("inventory.qmp_socket_owner: no user \"" + config.qmpSocketOwner + "\" on this host");
   if (config.inventory == InventoryKind::Qmp && config.qmpDirectory.empty() && config.qmpVms.empty())
     problems.push_back("inventory.backend qmp needs inventory.qmp_directory or [[vm]] tables");
   std::set<std::string> names;

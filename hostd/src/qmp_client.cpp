@@ -42,24 +42,8 @@ int jsonDepth(const std::string& text) {
   return deepest;
 }
 
-// A QMP message as JSON, or why it is not one we accept.
-Expected<nlohmann::json> parseQmpLine(const std::string& line) {
-  if (jsonDepth(line) > kMaxJsonDepth) return Error{"QMP sent JSON nested deeper than " + std::to_string(kMaxJsonDepth)};
-  try {
-    auto message = nlohmann::json::parse(line);
-    if (!message.is_object()) return Error{"QMP sent JSON that is not an object"};
-    return message;
-  } catch (const nlohmann::json::exception&) {
-    return Error{"QMP sent something that is not JSON"};
-  }
-}
-
-// An event's name and data, whatever their JSON types.
-QmpEvent eventOf(const nlohmann::json& message) {
-  const auto& name = message["event"];
-  const auto data = message.find("data");
-  return QmpEvent{name.is_string() ? name.get<std::string>() : "?",
-                  data != message.end() ? data->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : "{}"};
+std::string dumped(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 int remainingMs(Clock::time_point deadline) {
@@ -68,6 +52,31 @@ int remainingMs(Clock::time_point deadline) {
 }
 
 }  // namespace
+
+Expected<QmpMessage> parseQmpMessage(const std::string& line) {
+  if (jsonDepth(line) > kMaxJsonDepth) return Error{"QMP sent JSON nested deeper than " + std::to_string(kMaxJsonDepth)};
+  nlohmann::json message;
+  try {
+    message = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::exception&) {
+    return Error{"QMP sent something that is not JSON"};
+  }
+  if (!message.is_object()) return Error{"QMP sent JSON that is not an object"};
+  if (const auto event = message.find("event"); event != message.end()) {
+    const auto data = message.find("data");
+    return QmpMessage{QmpMessage::Kind::Event, event->is_string() ? event->get<std::string>() : "?",
+                      data != message.end() ? dumped(*data) : "{}"};
+  }
+  if (const auto result = message.find("return"); result != message.end())
+    return QmpMessage{QmpMessage::Kind::Return, dumped(*result), {}};
+  if (const auto error = message.find("error"); error != message.end()) {
+    const auto desc = error->is_object() ? error->find("desc") : error->end();
+    return QmpMessage{QmpMessage::Kind::Error,
+                      desc != error->end() && desc->is_string() ? desc->get<std::string>() : "(no description)", {}};
+  }
+  if (message.contains("QMP")) return QmpMessage{QmpMessage::Kind::Greeting, dumped(message["QMP"]), {}};
+  return QmpMessage{QmpMessage::Kind::Other, {}, {}};
+}
 
 Expected<std::vector<QmpVcpu>> parseQueryCpusFast(const nlohmann::json& result) {
   if (!result.is_array()) return Error{"query-cpus-fast: expected an array"};
@@ -172,18 +181,19 @@ Expected<std::string> QmpClient::execute(const std::string& command, int timeout
   while (Clock::now() < deadline) {
     auto answer = readLine(remainingMs(deadline));
     if (!answer) return answer.error();
-    auto message = parseQmpLine(*answer);
+    auto message = parseQmpMessage(*answer);
     if (!message) return message.error();
-    if (message->contains("event")) {
-      keepEvent(eventOf(*message));
-      continue;
-    }
-    if (const auto result = message->find("return"); result != message->end())
-      return result->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    if (const auto error = message->find("error"); error != message->end()) {
-      const auto desc = error->is_object() ? error->find("desc") : error->end();
-      return Error{"QMP error: " + (desc != error->end() && desc->is_string() ? desc->get<std::string>()
-                                                                               : std::string("(no description)"))};
+    switch (message->kind) {
+      case QmpMessage::Kind::Event:
+        keepEvent(QmpEvent{message->text, message->detailJson});
+        continue;
+      case QmpMessage::Kind::Return:
+        return message->text;
+      case QmpMessage::Kind::Error:
+        return Error{"QMP error: " + message->text};
+      case QmpMessage::Kind::Greeting:
+      case QmpMessage::Kind::Other:
+        continue;  // not an answer; keep waiting for one
     }
   }
   return Error{"QMP: no answer within " + std::to_string(timeoutMs) + " ms"};
@@ -203,7 +213,8 @@ std::vector<QmpEvent> QmpClient::drainEvents() {
     if (::poll(&p, 1, 0) <= 0) break;
     auto line = readLine(0);
     if (!line) break;
-    if (auto message = parseQmpLine(*line); message && message->contains("event")) keepEvent(eventOf(*message));
+    if (auto message = parseQmpMessage(*line); message && message->kind == QmpMessage::Kind::Event)
+      keepEvent(QmpEvent{message->text, message->detailJson});
     // Bounded: events arriving faster than they are read wait for the next drain.
     if (events_.size() >= kMaxEventsKept) break;
   }

@@ -26,8 +26,9 @@ bool endsWith(const std::string& text, const std::string& suffix) {
 
 }  // namespace
 
-QmpInventory::QmpInventory(RootedFs fs, std::string directory, std::vector<QmpVmConfig> declared)
-    : fs_(std::move(fs)), directory_(std::move(directory)), declared_(std::move(declared)) {}
+QmpInventory::QmpInventory(RootedFs fs, std::string directory, std::vector<QmpVmConfig> declared,
+                           std::optional<uid_t> socketOwner)
+    : fs_(std::move(fs)), directory_(std::move(directory)), declared_(std::move(declared)), socketOwner_(socketOwner) {}
 
 std::string QmpInventory::describe() const {
   std::string text = "QMP";
@@ -71,8 +72,9 @@ std::optional<std::string> QmpInventory::refusedSocket(const std::string& path) 
   if (::lstat(path.c_str(), &info) != 0) return std::nullopt;  // gone meanwhile: connect will say
   if (S_ISLNK(info.st_mode)) return path + ": a symlink; skipped (sockets in the QMP directory must be real)";
   if (!S_ISSOCK(info.st_mode)) return path + ": not a socket; skipped";
-  if (info.st_uid != 0 && info.st_uid != ::geteuid())
-    return path + ": owned by uid " + std::to_string(info.st_uid) + ", not root or hostd's user; skipped";
+  if (info.st_uid != 0 && info.st_uid != ::geteuid() && info.st_uid != socketOwner_)
+    return path + ": owned by uid " + std::to_string(info.st_uid) +
+           ", not root, hostd's user or inventory.qmp_socket_owner; skipped";
   return std::nullopt;
 }
 

@@ -20,7 +20,9 @@
 #include <thread>
 
 #include "unix_socket.h"
+#include "vcpufold/hostd/hostd_config.h"
 #include "vcpufold/hostd/inventory_worker.h"
+#include "vcpufold/hostd/qmp_inventory.h"
 #include "vcpufold/hostd/qmp_client.h"
 #include "vcpufold/hostd/text_servers.h"
 
@@ -52,11 +54,17 @@ class Monitor {
   }
 
  private:
+  // One client at a time, as QEMU's monitor serves them.
   void serve() {
-    pollfd p{listener_, POLLIN, 0};
-    if (::poll(&p, 1, 5000) <= 0) return;
-    const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) return;
+    while (!stop_) {
+      pollfd p{listener_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (client >= 0) talk(client);
+    }
+  }
+
+  void talk(int client) {
     auto say = [client](const std::string& line) { return ::send(client, line.data(), line.size(), MSG_NOSIGNAL) > 0; };
     if (greet_) say(R"({"QMP":{"version":{},"capabilities":[]}})" "\n");
     std::string pending;
@@ -271,3 +279,70 @@ TEST_F(HostilePeers, TheWorkerDeliversASnapshotEveryPeriod) {
 }
 
 }  // namespace
+
+namespace {
+
+// A QMP directory entry: a monitor answering query-cpus-fast with this test's
+// own thread, and a hint socket beside it.
+struct DirectoryVm {
+  DirectoryVm(const std::string& directory, const std::string& name)
+      : monitor(directory + "/" + name + ".qmp",
+                answer(R"({"return":[{"cpu-index":0,"thread-id":)" + std::to_string(::gettid()) + "}]}\n")),
+        hint(listenUnixSocket(directory + "/" + name + ".hint.sock", 1)) {}
+  ~DirectoryVm() { ::close(hint); }
+  Monitor monitor;
+  int hint;
+};
+
+std::vector<std::string> namesOf(QmpInventory& inventory) {
+  std::vector<std::string> names;
+  auto records = inventory.refresh();
+  EXPECT_TRUE(records);
+  for (const auto& record : *records) names.push_back(record.name);
+  return names;
+}
+
+}  // namespace
+
+TEST_F(HostilePeers, QmpDirectoryEntriesMustBeRealSocketsOfTrustedOwners) {
+  const std::string dir = path("qmpdir");
+  std::filesystem::create_directories(dir);
+  DirectoryVm vm(dir, "vm1");
+  {
+    QmpInventory inventory(vcpufold::RootedFs("/"), dir, {});
+    EXPECT_EQ(namesOf(inventory), (std::vector<std::string>{"vm1"})) << "root's own socket counts";
+  }
+  constexpr uid_t kNobody = 65534;
+  ASSERT_EQ(::chown((dir + "/vm1.qmp").c_str(), kNobody, kNobody), 0);
+  {
+    QmpInventory inventory(vcpufold::RootedFs("/"), dir, {});
+    EXPECT_TRUE(namesOf(inventory).empty()) << "a socket of another user does not";
+    bool said = false;
+    for (const auto& note : inventory.takeNotes()) said = said || note.find("owned by uid 65534") != std::string::npos;
+    EXPECT_TRUE(said);
+  }
+  {
+    QmpInventory inventory(vcpufold::RootedFs("/"), dir, {}, kNobody);
+    EXPECT_EQ(namesOf(inventory), (std::vector<std::string>{"vm1"})) << "unless it is the configured QEMU user";
+  }
+  // A symlink pointing out of the directory never counts.
+  const std::string elsewhere = path("elsewhere");
+  std::filesystem::create_directories(elsewhere);
+  DirectoryVm outside(elsewhere, "vm2");
+  std::filesystem::create_symlink(elsewhere + "/vm2.qmp", dir + "/vm2.qmp");
+  std::filesystem::create_symlink(elsewhere + "/vm2.hint.sock", dir + "/vm2.hint.sock");
+  QmpInventory inventory(vcpufold::RootedFs("/"), dir, {}, kNobody);
+  EXPECT_EQ(namesOf(inventory), (std::vector<std::string>{"vm1"}));
+  bool said = false;
+  for (const auto& note : inventory.takeNotes()) said = said || note.find("a symlink") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST_F(HostilePeers, AnUnknownQmpSocketOwnerIsAConfigurationError) {
+  const auto config = parseHostdConfig("[inventory]\nbackend = \"qmp\"\nqmp_directory = \"/run/qemu-server\"\n"
+                                       "qmp_socket_owner = \"no-such-user-here\"\n",
+                                       "hostd.toml");
+  ASSERT_FALSE(config);
+  EXPECT_NE(config.error().message.find("inventory.qmp_socket_owner"), std::string::npos) << config.error().message;
+  EXPECT_TRUE(parseHostdConfig("[inventory]\nqmp_socket_owner = \"nobody\"\n", "hostd.toml"));
+}

@@ -88,3 +88,12 @@ TEST(AgentConfig, WrongTypes) {
   EXPECT_FALSE(parseAgentConfig("[agent]\nport = 3\n", "a"));
   EXPECT_FALSE(parseAgentConfig("interval_ms = 1000\n", "a")) << "keys belong in their table";
 }
+
+TEST(AgentConfig, AFloatForAnIntegerIsRefusedWhateverItsSize) {
+  // Found by fuzzing: converting 25e20 to an integer was undefined behaviour.
+  for (const char* text : {"[agent]\nsample_ms = 25e20\n", "[agent]\ninterval_ms = 500.0\n", "[agent]\ninterval_ms = nan\n"}) {
+    const auto config = parseAgentConfig(text, "agent.toml");
+    ASSERT_FALSE(config) << text;
+    EXPECT_NE(config.error().message.find("expected a non-negative integer"), std::string::npos) << config.error().message;
+  }
+}

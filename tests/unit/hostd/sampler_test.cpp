@@ -151,3 +151,15 @@ TEST(CpuPool, HostBusyAndCapacity) {
   EXPECT_EQ(vmCapacity({1, 2, 0, 0}), 0.0) << "never negative";
   EXPECT_FALSE(parsePerCpuTicks("cpu  1 2 3\n"));
 }
+
+TEST(PerCpuTicks, SignsGarbageAndOverflowAreRefused) {
+  // Found by fuzzing: istream read "-964" into an unsigned as a huge number.
+  EXPECT_FALSE(parsePerCpuTicks("cpu0 100 0 50 -964 0 0 0 0\n"));
+  EXPECT_FALSE(parsePerCpuTicks("cpu0 100 0 50 20x 0 0 0 0\n"));
+  EXPECT_FALSE(parsePerCpuTicks("cpu0 18446744073709551615 1 0 0 0 0 0 0\n"));
+  EXPECT_FALSE(parsePerCpuTicks("cpu99999 1 1 1 1 1 1 1 1\n"));
+  const auto ticks = parsePerCpuTicks("cpu  9 9 9 9 9 9 9 9\ncpu1  10 0 5 80 5 0 0 0 0 0\n");
+  ASSERT_TRUE(ticks);
+  EXPECT_EQ(ticks->at(1).total, 100u);
+  EXPECT_EQ(ticks->at(1).busy, 15u);
+}

@@ -4,6 +4,8 @@
 // are errors). docs/hostd.md documents every key; packaging/hostd/hostd.toml
 // is the default file.
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,6 +40,7 @@ struct HostdConfig {
   InventoryKind inventory = InventoryKind::Libvirt;
   std::string libvirtUri = "qemu:///system";
   std::string qmpDirectory;               // scan for NAME.qmp next to NAME.hint.sock ("" = off)
+  std::string qmpSocketOwner;             // user whose sockets in qmpDirectory count, besides root and hostd's own
   std::vector<QmpVmConfig> qmpVms;        // [[vm]] tables
   // [metrics]
   std::string metricsAddress = "127.0.0.1:9477";  // "" = off
@@ -48,5 +51,7 @@ struct HostdConfig {
 Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string& source);
 Expected<void> validateHostdConfig(const HostdConfig& config);
 const char* inventoryKindName(InventoryKind kind);
+// The uid of a user name, from the password database.
+std::optional<uid_t> uidOfUser(const std::string& name);
 
 }  // namespace vcpufold::hostd

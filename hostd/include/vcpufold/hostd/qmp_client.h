@@ -31,6 +31,16 @@ Expected<std::vector<QmpVcpu>> parseQueryCpusFast(const nlohmann::json& result);
 // The same from the answer's text (what QmpClient::execute returns).
 Expected<std::vector<QmpVcpu>> parseQueryCpusJson(const std::string& answer);
 
+// One line from a QEMU monitor, classified. Any JSON shape is accepted here;
+// what is not JSON, not an object, or nested deeper than 32 is an Error.
+struct QmpMessage {
+  enum class Kind { Return, Error, Event, Greeting, Other };
+  Kind kind = Kind::Other;
+  std::string text;        // Return: the value as JSON; Error: its desc; Event: its name; Greeting: as JSON
+  std::string detailJson;  // Event: its data as JSON
+};
+Expected<QmpMessage> parseQmpMessage(const std::string& line);
+
 struct QmpEvent {
   std::string name;       // "SHUTDOWN", "VSERPORT_CHANGE", ...
   std::string detailJson;  // its "data", as JSON text

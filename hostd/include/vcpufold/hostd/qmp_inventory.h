@@ -1,7 +1,8 @@
 #pragma once
 // QmpInventory: VMs of QEMU run without libvirt (Proxmox-style). Declared in
 // hostd.toml ([[vm]]) or found in a directory as NAME.qmp beside
-// NAME.hint.sock (real sockets only, owned by root or hostd's user). One QMP
+// NAME.hint.sock (real sockets only, owned by root, hostd's user or the
+// configured QEMU user). One QMP
 // connection per VM, kept open: query-cpus-fast gives the vCPU threads (their
 // schedstat is the sample), SO_PEERCRED the QEMU pid, and the events SHUTDOWN
 // and VSERPORT_CHANGE are logged. A monitor that fails or goes mute is closed
@@ -25,7 +26,9 @@ namespace vcpufold::hostd {
 
 class QmpInventory final : public Inventory {
  public:
-  QmpInventory(RootedFs fs, std::string directory, std::vector<QmpVmConfig> declared);
+  // socketOwner: a uid whose sockets in the directory count, besides root and hostd's own.
+  QmpInventory(RootedFs fs, std::string directory, std::vector<QmpVmConfig> declared,
+               std::optional<uid_t> socketOwner = std::nullopt);
   [[nodiscard]] std::string describe() const override;
   Expected<std::vector<VmRecord>> refresh() override;
   Expected<std::map<std::string, VmSample>> sample() override;
@@ -47,6 +50,7 @@ class QmpInventory final : public Inventory {
   RootedFs fs_;
   std::string directory_;
   std::vector<QmpVmConfig> declared_;
+  std::optional<uid_t> socketOwner_;
   std::map<std::string, Vm> vms_;
   std::vector<std::string> notes_;
   std::map<std::string, std::string> lastNotes_;  // the last problem noted per VM, so it is said once
