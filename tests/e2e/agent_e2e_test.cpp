@@ -12,12 +12,16 @@
 
 #include "channel_client.h"
 #include "qemu_guest.h"
+#include "lab_cleanup.h"
 
 using namespace vcpufold::protocol;
 using vcpufold::testing::ChannelClient;
 using vcpufold::testing::QemuGuest;
 
 namespace {
+
+// Stale lab domains go before the tests start, and with this process on SIGTERM.
+const bool kLabCleanup = vcpufold::testing::registerLabCleanup();
 
 constexpr int kBootMs = 180'000;
 constexpr int kStepMs = 60'000;  // TCG is slow; every wait is still bounded

@@ -15,6 +15,7 @@
 #include "channel_client.h"
 #include "child_process.h"
 #include "qemu_guest.h"
+#include "lab_cleanup.h"
 
 using namespace vcpufold::protocol;
 using vcpufold::testing::ChannelClient;
@@ -22,6 +23,9 @@ using vcpufold::testing::QemuGuest;
 using vcpufold::testing::runShell;
 
 namespace {
+
+// Stale lab domains go before the tests start, and with this process on SIGTERM.
+const bool kLabCleanup = vcpufold::testing::registerLabCleanup();
 
 constexpr int kBootMs = 300'000;  // systemd under TCG, from a 60 MB initramfs
 constexpr int kStepMs = 60'000;

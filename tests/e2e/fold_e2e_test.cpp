@@ -19,6 +19,7 @@
 #include "fixture_tree.h"
 #include "guest_control.h"
 #include "qemu_guest.h"
+#include "lab_cleanup.h"
 
 using vcpufold::testing::runShell;
 using vcpufold::testing::waitUntil;
@@ -29,6 +30,9 @@ using vcpufold::testing::GuestControl;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+// Stale lab domains go before the tests start, and with this process on SIGTERM.
+const bool kLabCleanup = vcpufold::testing::registerLabCleanup();
 
 constexpr int kTickMs = 500;
 const std::string kGuests = VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/guests.sh";
@@ -179,6 +183,38 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   EXPECT_TRUE(
       waitUntil([&] { return rowIs(a, 3, "ready") && rowIs(b, 3, "ready") && rowIs(b, 10, "host"); }, 30'000, 250))
       << status();
+
+  // libvirtd stops for 15 s. hostd cannot sample: it holds the hints in force
+  // (never folding further) for hostd.missing_input_hold_ms (10 s by
+  // default), then withdraws them, so the leases lapse; no hint it sends
+  // ever decreases. Weights 300:100 give a hint above the minimum to watch.
+  runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
+           " --key vcpufold --set '<policy mode=\"auto\" weight=\"300\"/>' --live");
+  ASSERT_TRUE(waitUntil([&] { return rowIs(a, 8, "2") && rowIs(b, 8, "1"); }, 20'000, 250)) << status();
+  runShell("pkill -x libvirtd; for i in $(seq 50); do pgrep -x libvirtd >/dev/null || break; sleep 0.1; done");
+  const auto stopped = Clock::now();
+  bool withdrawn = false;
+  while (secondsSince(stopped) < 15) {
+    const auto columns = row(a);
+    ASSERT_GT(columns.size(), 8u) << status();
+    if (columns[8] == "-") withdrawn = true;
+    EXPECT_TRUE(columns[8] == "2" || columns[8] == "-") << "a's hint changed while libvirtd was down\n" << status();
+    EXPECT_FALSE(withdrawn && columns[8] != "-") << "a hint came back without libvirtd\n" << status();
+    if (secondsSince(stopped) < 9) {
+      EXPECT_EQ(columns[8], "2") << "held for the first 10 s\n" << status();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  EXPECT_TRUE(withdrawn) << "hints withdrawn after the hold";
+  const std::string outage = runShell("cat " + dir() + "/hostd.log");
+  EXPECT_NE(outage.find("inputs missing: inventory"), std::string::npos) << outage;
+  EXPECT_NE(outage.find("hints stopped; leases lapse"), std::string::npos) << outage;
+  runShell(VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/libvirtd.sh");
+  EXPECT_TRUE(waitUntil([&] { return rowIs(a, 8, "2") && rowIs(b, 8, "1"); }, 60'000, 250))
+      << "hints again once libvirtd answers\n"
+      << status();
+  runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
+           " --key vcpufold --set '<policy mode=\"auto\"/>' --live");
 
   // The agent killed hard: --restore leaves the guest unfolded.
   guest(1, "kill -9 $(cat /tmp/lab/agent.pid)");

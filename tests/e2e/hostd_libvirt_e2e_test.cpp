@@ -17,11 +17,15 @@
 #include "child_process.h"
 #include "fixture_tree.h"
 #include "qemu_guest.h"
+#include "lab_cleanup.h"
 
 using vcpufold::testing::runShell;
 using vcpufold::testing::waitUntil;
 
 namespace {
+
+// Stale lab domains go before the tests start, and with this process on SIGTERM.
+const bool kLabCleanup = vcpufold::testing::registerLabCleanup();
 
 const std::string kGuests = VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/guests.sh";
 

@@ -10,6 +10,7 @@
 #include "channel_client.h"
 #include "child_process.h"
 #include "fixture_tree.h"
+#include "notify_socket.h"
 #include "vcpufold/protocol/cpulist.h"
 #include "vcpufold/protocol/limits.h"
 
@@ -316,4 +317,18 @@ TEST_F(AgentIntegration, SighupReloadsTheConfigurationOrKeepsTheRunningOne) {
   ASSERT_TRUE(ack) << "still serving hints";
   agent->signal(SIGTERM);
   EXPECT_EQ(agent->waitExit(5000), 0);
+}
+
+TEST_F(AgentIntegration, UnderSystemdItSaysReadyAndFeedsTheWatchdog) {
+  vcpufold::testing::NotifySocket notify((tree_.root() / "notify.sock").string());
+  ::setenv("NOTIFY_SOCKET", notify.path().c_str(), 1);
+  ::setenv("WATCHDOG_USEC", "2000000", 1);
+  auto agent = startAgent();
+  ::unsetenv("NOTIFY_SOCKET");
+  ::unsetenv("WATCHDOG_USEC");
+  EXPECT_TRUE(waitUntil([&] { return notify.count("READY=1") == 1; }, kWaitMs));
+  EXPECT_TRUE(waitUntil([&] { return notify.count("WATCHDOG=1") >= 3; }, kWaitMs)) << "about one ping a second";
+  agent->signal(SIGTERM);
+  EXPECT_EQ(agent->waitExit(5000), 0);
+  EXPECT_EQ(notify.count("STOPPING=1"), 1u);
 }

@@ -29,6 +29,7 @@
 
 #include "child_process.h"
 #include "fixture_tree.h"
+#include "notify_socket.h"
 #include "unix_socket.h"
 #include "vcpufold/protocol/codec.h"
 #include "vcpufold/protocol/frame_decoder.h"
@@ -42,6 +43,7 @@ using vcpufold::testing::connectUnixSocketNonBlocking;
 using vcpufold::testing::freeLoopbackPort;
 using vcpufold::testing::httpGet;
 using vcpufold::testing::listenUnixSocket;
+using vcpufold::testing::NotifySocket;
 using vcpufold::testing::runShell;
 using vcpufold::testing::waitUntil;
 using Clock = std::chrono::steady_clock;
@@ -147,47 +149,6 @@ class ScriptedGuest {
   std::atomic<bool> stop_{false};
   bool sawAck_ = false;
   bool reported_ = false;
-  std::thread thread_;
-};
-
-// sd_notify's end: a datagram socket collecting what the daemon says.
-class NotifySocket {
- public:
-  explicit NotifySocket(std::string path) : path_(std::move(path)) {
-    ::unlink(path_.c_str());
-    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::strncpy(address.sun_path, path_.c_str(), sizeof address.sun_path - 1);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-    thread_ = std::thread([this] {
-      char buffer[4096];
-      while (!stop_) {
-        pollfd p{fd_, POLLIN, 0};
-        if (::poll(&p, 1, 50) <= 0) continue;
-        const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
-        if (n <= 0) continue;
-        std::lock_guard lock(mutex_);
-        messages_.emplace_back(Clock::now(), std::string(buffer, static_cast<std::size_t>(n)));
-      }
-    });
-  }
-  ~NotifySocket() {
-    stop_ = true;
-    thread_.join();
-    ::close(fd_);
-  }
-  std::vector<std::pair<Clock::time_point, std::string>> messages() {
-    std::lock_guard lock(mutex_);
-    return messages_;
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-  std::atomic<bool> stop_{false};
-  std::mutex mutex_;
-  std::vector<std::pair<Clock::time_point, std::string>> messages_;
   std::thread thread_;
 };
 

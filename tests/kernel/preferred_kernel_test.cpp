@@ -17,6 +17,7 @@
 #include "channel_client.h"
 #include "child_process.h"
 #include "qemu_guest.h"
+#include "lab_cleanup.h"
 
 using namespace vcpufold::protocol;
 using vcpufold::testing::ChannelClient;
@@ -25,6 +26,9 @@ using vcpufold::testing::runShell;
 using vcpufold::testing::waitUntil;
 
 namespace {
+
+// Stale lab domains go before the tests start, and with this process on SIGTERM.
+const bool kLabCleanup = vcpufold::testing::registerLabCleanup();
 
 constexpr int kBootMs = 120'000;
 constexpr int kStepMs = 60'000;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,9 +19,14 @@ ChildProcess::ChildProcess(const std::string& binary, const std::vector<std::str
   argv.push_back(const_cast<char*>(binary.c_str()));
   for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
+    // A test that is killed (a timeout, Ctrl-C) takes its QEMU guests, agents
+    // and daemons with it, instead of leaving them burning CPU.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
     const int log = ::open(logFile.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (log >= 0) {
       ::dup2(log, STDOUT_FILENO);

@@ -1,6 +1,8 @@
 #pragma once
 // ChildProcess: runs a real binary for an integration test, with bounded waits.
-// The destructor kills it, so a failing test never leaves it behind.
+// The destructor kills it, so a failing test never leaves it behind; and the
+// kernel kills it when the test process dies (PR_SET_PDEATHSIG), so neither
+// does a test that is killed.
 
 #include <sys/types.h>
 
