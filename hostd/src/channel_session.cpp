@@ -26,6 +26,7 @@ using Socket = asio::local::stream_protocol::socket;
 
 constexpr std::size_t kMaxQueuedFrames = 16;
 constexpr std::size_t kRememberedHints = 32;  // sent hints kept to check acks against
+constexpr auto kHelloRepeat = std::chrono::seconds(2);  // hello again while no agent hello has come
 constexpr const char* kSoftware = "vcpufold-hostd";
 
 }  // namespace
@@ -81,6 +82,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   std::optional<protocol::Hint> hint;
   std::deque<std::pair<std::uint64_t, std::uint32_t>> sentHints;  // seq and vCPUs, this connection only
   bool answerWithResync = false;  // the next hint answers a hello: lead it with 0xFF
+  Clock::time_point helloSentAt{};
   std::uint64_t nextSeq = 1;
   std::uint64_t lastSentSeq = 0;
   std::optional<std::uint64_t> oldestUnackedSeq;
@@ -138,6 +140,11 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
     outbound.clear();
     writing = false;
     say("connected to " + socketPath + "; saying hello");
+    sayHello();
+    readMore();
+  }
+
+  void sayHello() {
     protocol::Hello hello{protocol::Role::Host,
                           {std::begin(protocol::kSupportedVersions), std::end(protocol::kSupportedVersions)},
                           std::string(kSoftware) + " " + VCPUFOLD_VERSION,
@@ -145,7 +152,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
     // 0xFF first: the agent drops whatever partial line it held from before.
     auto line = protocol::encodeMessage(hello, protocol::kHelloVersion);
     if (line) queue(std::string(1, protocol::kResyncByte) + *line, false);
-    readMore();
+    helloSentAt = Clock::now();
   }
 
   void retryLater(std::chrono::milliseconds delay, const std::string& why) {
@@ -394,8 +401,12 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void onTick() {
-    if (snap.state != ChannelState::Ready) return;
     const auto now = Clock::now();
+    // An agent's answer can be lost to the discard after connecting (an agent
+    // that does not lead its hello with 0xFF, or a tail that swallowed it):
+    // hello again until one arrives.
+    if (snap.state == ChannelState::WaitingForHello && now - helloSentAt >= kHelloRepeat) sayHello();
+    if (snap.state != ChannelState::Ready) return;
     if (oldestUnackedSeq && now - oldestUnackedAt > limits.ackTimeout && !uncooperativeSince) {
       uncooperativeSince = now;
       snap.cooperative = false;

@@ -11,8 +11,9 @@
 #include <thread>
 
 #include "channel_client.h"
-#include "qemu_guest.h"
 #include "lab_cleanup.h"
+#include "qemu_guest.h"
+#include "vcpufold/protocol/limits.h"
 
 using namespace vcpufold::protocol;
 using vcpufold::testing::ChannelClient;
@@ -142,6 +143,9 @@ TEST_F(AgentInQemu, SurvivesHostReconnectsAndPortReplug) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   ASSERT_TRUE(host.connect(guest_->hintSocket(), 10'000));
   ASSERT_TRUE(host.receiveType<Hello>(kStepMs)) << "no hello after the host reconnected";
+  // As hostd does, the answer to an agent's hello starts with 0xFF: the agent
+  // has just reopened and discards up to it (protocol.md section 3).
+  ASSERT_TRUE(host.sendRaw(std::string(1, kResyncByte)));
   ASSERT_TRUE(host.send(hint(1, 2)));
   auto ack = host.receiveType<Ack>(kStepMs);
   ASSERT_TRUE(ack);
@@ -165,6 +169,7 @@ TEST_F(AgentInQemu, SurvivesHostReconnectsAndPortReplug) {
   EXPECT_NE(plugged->find("return"), std::string::npos) << *plugged;
   auto hello = host.receiveType<Hello>(kStepMs);
   ASSERT_TRUE(hello) << "no hello on the new port";
+  ASSERT_TRUE(host.sendRaw(std::string(1, kResyncByte)));
   ASSERT_TRUE(host.send(hint(2, 1)));
   ack = host.receiveType<Ack>(kStepMs);
   ASSERT_TRUE(ack);

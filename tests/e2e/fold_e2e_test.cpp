@@ -18,8 +18,8 @@
 #include "child_process.h"
 #include "fixture_tree.h"
 #include "guest_control.h"
-#include "qemu_guest.h"
 #include "lab_cleanup.h"
+#include "qemu_guest.h"
 
 using vcpufold::testing::runShell;
 using vcpufold::testing::waitUntil;

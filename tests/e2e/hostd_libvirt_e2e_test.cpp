@@ -16,8 +16,8 @@
 
 #include "child_process.h"
 #include "fixture_tree.h"
-#include "qemu_guest.h"
 #include "lab_cleanup.h"
+#include "qemu_guest.h"
 
 using vcpufold::testing::runShell;
 using vcpufold::testing::waitUntil;

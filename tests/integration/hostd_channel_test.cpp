@@ -42,6 +42,7 @@ enum class Behaviour {
   ErrorFlood,       // answers every hint with hundreds of valid error frames
   AckOfflineCpus,   // acknowledges with CPUs the guest never had online
   AckTooManyCpus,   // acknowledges more CPUs than the hint allowed
+  HelloNoResync,    // a well-behaved agent whose hello is not led by 0xFF
 };
 
 // A guest end of a channel: listens like QEMU's chardev (one client at a time).
@@ -132,15 +133,17 @@ class Peer {
       case Behaviour::ErrorFlood:
       case Behaviour::AckOfflineCpus:
       case Behaviour::AckTooManyCpus:
+      case Behaviour::HelloNoResync:
         agent();
         return;
     }
   }
 
   // A hello as the agent sends it: 0xFF first (protocol.md section 3).
-  static std::string agentHello() {
+  std::string agentHello() const {
     Hello hello{Role::Agent, {1}, "test-agent", AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3)}};
-    return std::string(1, kResyncByte) + *encodeMessage(hello, 1);
+    const std::string resync = behaviour_ == Behaviour::HelloNoResync ? "" : std::string(1, kResyncByte);
+    return resync + *encodeMessage(hello, 1);
   }
 
   void agent() {
@@ -395,4 +398,17 @@ TEST_F(ChannelTest, AGuestCannotFloodOrForgeTheLog) {
   }
   EXPECT_LE(guestLines, 5u) << "at most the per-window budget of guest-caused lines";
   EXPECT_GE(snap.logLinesSuppressed, 490u);
+}
+
+TEST_F(ChannelTest, AnAgentHelloLostToTheDiscardIsAskedForAgain) {
+  // The host discards up to the first newline after connecting; an agent that
+  // does not lead its hello with 0xFF loses its first answer there.
+  Peer plain(path("plain"), Behaviour::HelloNoResync);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  sessions.push_back(session("plain"));
+  runTicks(sessions, 100, 1000);
+  EXPECT_EQ(sessions[0]->snapshot().state, ChannelState::WaitingForHello) << "the first answer was discarded";
+  runTicks(sessions, 100, 2500);
+  EXPECT_EQ(sessions[0]->snapshot().state, ChannelState::Ready) << "a second hello got an answer through";
+  EXPECT_TRUE(sessions[0]->snapshot().cooperative);
 }

@@ -16,8 +16,8 @@
 
 #include "channel_client.h"
 #include "child_process.h"
-#include "qemu_guest.h"
 #include "lab_cleanup.h"
+#include "qemu_guest.h"
 
 using namespace vcpufold::protocol;
 using vcpufold::testing::ChannelClient;
