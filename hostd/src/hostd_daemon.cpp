@@ -14,7 +14,6 @@
 #include <thread>
 
 #include "vcpufold/common/log_text.h"
-#include "vcpufold/common/system_paths.h"
 #include "vcpufold/hostd/channel_session.h"
 #include "vcpufold/hostd/cpu_pool.h"
 #include "vcpufold/hostd/inventory_worker.h"
@@ -44,8 +43,6 @@ protocol::HintPolicy hintPolicyOf(FoldMode mode) {
   if (mode == FoldMode::Fixed) return protocol::HintPolicy::Fixed;
   return protocol::HintPolicy::Auto;
 }
-
-bool hostIsCgroupV2(const RootedFs& fs) { return fs.exists(std::string(paths::kCgroupRoot) + "/cgroup.controllers"); }
 
 double msBetween(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
@@ -184,7 +181,7 @@ struct HostdDaemon::Impl {
     inputs.now = now;
     inputs.vms = records;
     inputs.reserveCpus = config().reserveCpus;
-    inputs.cgroupV2 = hostIsCgroupV2(parts.fs);
+    if (snapshot) inputs.cgroupV2 = snapshot->cgroupV2;
     inputs.statusMaxAge = lease();
     inputs.missingInputHold = milliseconds(config().missingInputHoldMs);
     inputs.inputsMissingSince = inputsMissingSince;
@@ -472,7 +469,7 @@ Expected<TickReport> HostdDaemon::observeOnce(HostdParts& parts) {
       inputs.hostBusyCpus = busyCpus(*before.cpuTicks, *after.cpuTicks, after.pool->cpus);
   }
   inputs.reserveCpus = parts.config.reserveCpus;
-  inputs.cgroupV2 = hostIsCgroupV2(parts.fs);
+  inputs.cgroupV2 = after.cgroupV2;
   // As if every VM had a cooperative agent: what hostd would hint.
   for (const auto& vm : inputs.vms) {
     ChannelSnapshot assumed;

@@ -92,6 +92,7 @@ void InventoryWorker::Shared::fillSnapshot(Inventory& inventory, const RootedFs&
     snapshot.cpuTicks = std::move(*ticks);
   else
     snapshot.missing.push_back("host CPU time: " + ticks.error().message);
+  snapshot.cgroupV2 = fs.exists(std::string(paths::kCgroupRoot) + "/cgroup.controllers");
   snapshot.notes = inventory.takeNotes();
   snapshot.takenAt = Clock::now();
 }

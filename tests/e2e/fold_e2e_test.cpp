@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -193,19 +194,21 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   ASSERT_TRUE(waitUntil([&] { return rowIs(a, 8, "2") && rowIs(b, 8, "1"); }, 20'000, 250)) << status();
   runShell("pkill -x libvirtd; for i in $(seq 50); do pgrep -x libvirtd >/dev/null || break; sleep 0.1; done");
   const auto stopped = Clock::now();
-  bool withdrawn = false;
+  std::optional<double> withdrawnAfter;
   while (secondsSince(stopped) < 15) {
     const auto columns = row(a);
     ASSERT_GT(columns.size(), 8u) << status();
-    if (columns[8] == "-") withdrawn = true;
+    if (columns[8] == "-" && !withdrawnAfter) withdrawnAfter = secondsSince(stopped);
     EXPECT_TRUE(columns[8] == "2" || columns[8] == "-") << "a's hint changed while libvirtd was down\n" << status();
-    EXPECT_FALSE(withdrawn && columns[8] != "-") << "a hint came back without libvirtd\n" << status();
-    if (secondsSince(stopped) < 9) {
-      EXPECT_EQ(columns[8], "2") << "held for the first 10 s\n" << status();
-    }
+    EXPECT_FALSE(withdrawnAfter && columns[8] != "-") << "a hint came back without libvirtd\n" << status();
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
-  EXPECT_TRUE(withdrawn) << "hints withdrawn after the hold";
+  // hostd may notice the closed connection a moment before pkill returns, and
+  // status is polled: the hold of 10 s shows as 8..12 s here.
+  ASSERT_TRUE(withdrawnAfter) << "hints withdrawn after the hold";
+  std::printf("libvirtd stopped: hints held, withdrawn after %.1f s\n", *withdrawnAfter);
+  EXPECT_GE(*withdrawnAfter, 8.0) << "held for the hold (10 s)";
+  EXPECT_LE(*withdrawnAfter, 12.0);
   const std::string outage = runShell("cat " + dir() + "/hostd.log");
   EXPECT_NE(outage.find("inputs missing: inventory"), std::string::npos) << outage;
   EXPECT_NE(outage.find("hints stopped; leases lapse"), std::string::npos) << outage;
