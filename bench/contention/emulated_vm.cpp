@@ -22,8 +22,12 @@ void onSignal(int) { stopping = 1; }
 void usage() {
   std::fprintf(stderr,
                "usage: vcpufold-emulated-vm --name NAME --dir DIR --vcpus N [--busy K] [--seconds S]\n"
-               "                            [--workload compute|spinlock] [--guest-tree ROOT]\n"
-               "  Runs N vCPU threads; K guest tasks (default 0) keep the first K preferred vCPUs busy.\n"
+               "                            [--workload KIND[+KIND...]] [--guest-tree ROOT]\n"
+               "  Runs N vCPU threads and K guest tasks (default 0, at most 256) on them, scheduled as a\n"
+               "  guest kernel would: one run queue, a 3 ms slice, the tasks taking turns on the preferred\n"
+               "  vCPUs when there are more tasks than those. KIND: compute, spinlock, pvspinlock (paravirt\n"
+               "  locks), message (producer/consumer pairs); a mix such as spinlock+compute gives the tasks\n"
+               "  the kinds in turn.\n"
                "  Serves QMP on DIR/NAME.qmp (query-cpus-fast gives the threads' host ids); while\n"
                "  DIR/NAME.qmp-mute exists it reads commands and answers none (a hung QEMU monitor).\n"
                "  Reads the task count from DIR/NAME.load when that file exists (changeable at run time).\n"
@@ -76,16 +80,16 @@ int main(int argc, char** argv) {
     usage();
     return 2;
   }
-  vcpufold::bench::WorkloadKind kind{};
-  if (name.empty() || dir.empty() || vcpus < 1 || vcpus > 64 ||
-      !vcpufold::bench::parseWorkloadKind(workloadName, kind)) {
+  std::vector<vcpufold::bench::WorkloadKind> kinds;
+  if (name.empty() || dir.empty() || vcpus < 1 || vcpus > 64 || busy > vcpufold::bench::GuestWorkload::kMaxTasks ||
+      !vcpufold::bench::parseWorkloadMix(workloadName, kinds)) {
     usage();
     return 2;
   }
   std::signal(SIGTERM, onSignal);
   std::signal(SIGINT, onSignal);
 
-  vcpufold::bench::GuestWorkload workload(kind, vcpus);
+  vcpufold::bench::GuestWorkload workload(kinds, vcpus);
   workload.setRunnableTasks(busy);
   workload.start();
   const std::string mutePath = dir + "/" + name + ".qmp-mute";
@@ -140,7 +144,7 @@ int main(int argc, char** argv) {
     {
       std::ofstream stats(base + ".stats.new", std::ios::trunc);
       stats << "operations " << operations << "\nrun_ns " << runNs << "\nwait_ns " << waitNs << "\npreferred "
-            << std::popcount(preferred) << "\n";
+            << std::popcount(preferred) << "\ncontext_switches " << workload.contextSwitches() << "\n";
     }
     std::rename((base + ".stats.new").c_str(), (base + ".stats").c_str());
   }

@@ -1,0 +1,119 @@
+// The contention bench's emulated VM is an instrument: these check that its
+// guest model does what the bench's readers are told it does. Tasks share the
+// preferred vCPUs in turns when they outnumber them, and only then switch;
+// every kind of task makes progress; vCPUs that are not preferred do not run.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "child_process.h"
+#include "fixture_tree.h"
+
+using vcpufold::testing::ChildProcess;
+using vcpufold::testing::FixtureTree;
+using vcpufold::testing::waitUntil;
+
+namespace {
+
+std::map<std::string, std::uint64_t> readStats(const std::string& path) {
+  std::map<std::string, std::uint64_t> stats;
+  std::ifstream in(path);
+  std::string key;
+  for (std::uint64_t value; in >> key >> value;) stats[key] = value;
+  return stats;
+}
+
+// Run time (ns) of each thread of a process whose name is "CPU N" style: all of them.
+std::uint64_t threadRunNs(pid_t pid, long tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/schedstat");
+  std::uint64_t run = 0;
+  in >> run;
+  return run;
+}
+
+class EmulatedVm : public ::testing::Test {
+ protected:
+  std::unique_ptr<ChildProcess> start(const std::string& name, const std::string& workload, unsigned vcpus,
+                                      unsigned tasks) {
+    // The guest tree the VM publishes /proc/stat into and reads its preferred CPUs from.
+    std::filesystem::create_directories(dir() + "/" + name + "-tree/sys/devices/system/cpu");
+    std::filesystem::create_directories(dir() + "/" + name + "-tree/proc");
+    auto vm = std::make_unique<ChildProcess>(
+        VCPUFOLD_EMULATED_VM,
+        std::vector<std::string>{"--name", name, "--dir", dir(), "--vcpus", std::to_string(vcpus), "--busy",
+                                 std::to_string(tasks), "--workload", workload, "--seconds", "60", "--guest-tree",
+                                 dir() + "/" + name + "-tree"},
+        dir() + "/" + name + ".log");
+    EXPECT_TRUE(waitUntil([&] { return !readStats(dir() + "/" + name + ".stats").empty(); }, 5000));
+    return vm;
+  }
+  void prefer(const std::string& name, const std::string& cpus) {
+    std::ofstream(dir() + "/" + name + "-tree/sys/devices/system/cpu/preferred") << cpus << "\n";
+  }
+  std::map<std::string, std::uint64_t> statsAfter(const std::string& name, int ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return readStats(dir() + "/" + name + ".stats");
+  }
+  std::string dir() const { return work_.root().string(); }
+  FixtureTree work_{""};
+};
+
+}  // namespace
+
+TEST_F(EmulatedVm, TasksBeyondThePreferredVcpusTakeTurnsAndOnlyThenSwitch) {
+  auto vm = start("vm", "compute", 4, 2);
+  auto before = statsAfter("vm", 300);
+  auto after = statsAfter("vm", 500);
+  EXPECT_GT(after["operations"], before["operations"]);
+  // (At start-up a task may wait a slice for a vCPU thread not yet running.)
+  EXPECT_EQ(after["context_switches"] - before["context_switches"], 0u) << "2 tasks on 4 vCPUs do not share one";
+  prefer("vm", "0");  // fold to one vCPU: the two tasks take turns on it
+  before = statsAfter("vm", 300);
+  after = statsAfter("vm", 1000);
+  EXPECT_EQ(after["preferred"], 1u);
+  EXPECT_GT(after["operations"], before["operations"]) << "folded tasks still progress";
+  // Two tasks with 3 ms slices on one vCPU: about one switch every 3 ms.
+  EXPECT_GE(after["context_switches"] - before["context_switches"], 100u);
+}
+
+TEST_F(EmulatedVm, EveryKindOfTaskMakesProgressFoldedOrNot) {
+  for (const char* workload : {"spinlock", "pvspinlock", "message", "spinlock+compute"}) {
+    SCOPED_TRACE(workload);
+    const std::string name = std::string("vm-") + (workload[0] == 'p' ? "pv" : workload[0] == 'm' ? "msg" : "sl");
+    auto vm = start(name + std::to_string(std::string(workload).size()), workload, 4, 6);
+    const std::string id = name + std::to_string(std::string(workload).size());
+    auto before = statsAfter(id, 300);
+    auto after = statsAfter(id, 500);
+    EXPECT_GT(after["operations"], before["operations"]) << "unfolded";
+    prefer(id, "0-1");
+    before = statsAfter(id, 300);
+    after = statsAfter(id, 500);
+    EXPECT_GT(after["operations"], before["operations"]) << "folded to two vCPUs";
+    EXPECT_GT(after["context_switches"], before["context_switches"]) << "six tasks on two vCPUs";
+  }
+}
+
+TEST_F(EmulatedVm, VcpusThatAreNotPreferredDoNotRun) {
+  auto vm = start("vm", "compute", 4, 8);
+  prefer("vm", "0-1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // vCPU thread ids: the QMP answer names them; /proc lists them in order after the main thread.
+  std::vector<long> tids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(vm->pid()) + "/task"))
+    tids.push_back(std::stol(entry.path().filename().string()));
+  std::sort(tids.begin(), tids.end());
+  std::map<long, std::uint64_t> before;
+  for (long tid : tids) before[tid] = threadRunNs(vm->pid(), tid);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int running = 0;
+  for (long tid : tids)
+    if (threadRunNs(vm->pid(), tid) - before[tid] > 20'000'000) ++running;  // over 4% of the time (halted: none)
+  EXPECT_EQ(running, 2) << "eight tasks folded onto two vCPUs keep exactly two threads busy";
+}
