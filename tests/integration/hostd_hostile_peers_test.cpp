@@ -346,3 +346,30 @@ TEST_F(HostilePeers, AnUnknownQmpSocketOwnerIsAConfigurationError) {
   EXPECT_NE(config.error().message.find("inventory.qmp_socket_owner"), std::string::npos) << config.error().message;
   EXPECT_TRUE(parseHostdConfig("[inventory]\nqmp_socket_owner = \"nobody\"\n", "hostd.toml"));
 }
+
+TEST_F(HostilePeers, SocketPathsTooLongForAUnixSocketAreRefusedInTheConfiguration) {
+  const std::string longPath = "/run/" + std::string(110, 'x') + ".sock";
+  const auto config = parseHostdConfig("[control]\nsocket = \"" + longPath + "\"\n", "hostd.toml");
+  ASSERT_FALSE(config);
+  EXPECT_NE(config.error().message.find("control.socket: the path is 120 bytes"), std::string::npos)
+      << config.error().message;
+  const auto vm = parseHostdConfig("[inventory]\nbackend = \"qmp\"\n[[vm]]\nname = \"a\"\nqmp_socket = \"" + longPath +
+                                       "\"\nhint_socket = \"/run/a.sock\"\n",
+                                   "hostd.toml");
+  ASSERT_FALSE(vm);
+  EXPECT_NE(vm.error().message.find("vm[0].qmp_socket"), std::string::npos) << vm.error().message;
+}
+
+TEST_F(HostilePeers, StatusGivesUpOnADaemonThatDoesNotAnswer) {
+  // A control socket that accepts and then says nothing, as a wedged hostd's would.
+  const int listener = listenUnixSocket(path("wedged.sock"), 4);
+  ASSERT_GE(listener, 0);
+  const auto start = Clock::now();
+  const auto text = readControlSocket(path("wedged.sock"), std::chrono::milliseconds(300));
+  EXPECT_FALSE(text);
+  EXPECT_LT(msSince(start), 2000.0);
+  if (!text) {
+    EXPECT_NE(text.error().message.find("no answer within 300 ms"), std::string::npos) << text.error().message;
+  }
+  ::close(listener);
+}
