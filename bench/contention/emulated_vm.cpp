@@ -7,12 +7,14 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "guest_tree.h"
 #include "guest_workload.h"
 #include "qmp_responder.h"
+#include "schedule.h"
 
 namespace {
 
@@ -30,7 +32,9 @@ void usage() {
                "  the kinds in turn.\n"
                "  Serves QMP on DIR/NAME.qmp (query-cpus-fast gives the threads' host ids); while\n"
                "  DIR/NAME.qmp-mute exists it reads commands and answers none (a hung QEMU monitor).\n"
-               "  Reads the task count from DIR/NAME.load when that file exists (changeable at run time).\n"
+               "  Reads the task count from DIR/NAME.load when that file exists (changeable at run time),\n"
+               "  or follows --schedule: constant:N, step:FROM,TO,AT_S, square:HIGH,LOW,PERIOD_S or\n"
+               "  walk:START,MIN,MAX,EVERY_S,SEED (times from the VM's start).\n"
                "  Writes DIR/NAME.stats every 100 ms (operations, run_ns, wait_ns, preferred) and appends\n"
                "  each change of preferred vCPUs and of the task count to DIR/NAME.preferred.log and\n"
                "  DIR/NAME.tasks.log (\"MONOTONIC_NS COUNT\").\n"
@@ -53,7 +57,7 @@ unsigned readTaskCount(const std::string& path, unsigned fallback) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string name, dir, workloadName = "compute", treeRoot;
+  std::string name, dir, workloadName = "compute", treeRoot, scheduleText;
   unsigned vcpus = 1, busy = 0, seconds = 3600;
   try {
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -73,6 +77,8 @@ int main(int argc, char** argv) {
         workloadName = value;
       else if (flag == "--guest-tree")
         treeRoot = value;
+      else if (flag == "--schedule")
+        scheduleText = value;
       else
         throw std::invalid_argument(flag);
     }
@@ -85,6 +91,17 @@ int main(int argc, char** argv) {
       !vcpufold::bench::parseWorkloadMix(workloadName, kinds)) {
     usage();
     return 2;
+  }
+  std::optional<vcpufold::bench::Schedule> schedule;
+  if (!scheduleText.empty()) {
+    std::string error;
+    schedule = vcpufold::bench::parseSchedule(scheduleText, error);
+    if (!schedule) {
+      std::fprintf(stderr, "vcpufold-emulated-vm: %s\n", error.c_str());
+      usage();
+      return 2;
+    }
+    busy = vcpufold::bench::tasksAt(*schedule, 0);
   }
   std::signal(SIGTERM, onSignal);
   std::signal(SIGINT, onSignal);
@@ -115,10 +132,13 @@ int main(int argc, char** argv) {
   tasksLog << monotonicNs() << ' ' << workload.runnableTasks() << std::endl;
   std::uint64_t preferred = vcpus == 64 ? ~0ull : (1ull << vcpus) - 1;
   preferredLog << monotonicNs() << ' ' << std::popcount(preferred) << std::endl;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + std::chrono::seconds(seconds);
   for (unsigned round = 0; !stopping && std::chrono::steady_clock::now() < deadline; ++round) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (const unsigned tasks = readTaskCount(base + ".load", workload.runnableTasks());
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (const unsigned tasks = schedule ? vcpufold::bench::tasksAt(*schedule, elapsed)
+                                        : readTaskCount(base + ".load", workload.runnableTasks());
         tasks != workload.runnableTasks()) {
       workload.setRunnableTasks(tasks);
       tasksLog << monotonicNs() << ' ' << workload.runnableTasks() << std::endl;

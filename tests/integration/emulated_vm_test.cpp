@@ -117,3 +117,24 @@ TEST_F(EmulatedVm, VcpusThatAreNotPreferredDoNotRun) {
     if (threadRunNs(vm->pid(), tid) - before[tid] > 20'000'000) ++running;  // over 4% of the time (halted: none)
   EXPECT_EQ(running, 2) << "eight tasks folded onto two vCPUs keep exactly two threads busy";
 }
+
+TEST_F(EmulatedVm, ASquareWaveScheduleChangesTheTasksOnTime) {
+  std::filesystem::create_directories(dir() + "/wave-tree/sys/devices/system/cpu");
+  std::filesystem::create_directories(dir() + "/wave-tree/proc");
+  ChildProcess vm(VCPUFOLD_EMULATED_VM,
+                  {"--name", "wave", "--dir", dir(), "--vcpus", "4", "--schedule", "square:3,1,1", "--seconds", "30",
+                   "--guest-tree", dir() + "/wave-tree"},
+                  dir() + "/wave.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2300));
+  std::ifstream log(dir() + "/wave.tasks.log");
+  std::vector<std::pair<long, unsigned>> changes;
+  long at = 0;
+  for (unsigned tasks = 0; log >> at >> tasks;) changes.emplace_back(at, tasks);
+  ASSERT_GE(changes.size(), 4u) << "3, 1, 3, 1 in 2.3 s";
+  EXPECT_EQ(changes[0].second, 3u);
+  EXPECT_EQ(changes[1].second, 1u);
+  EXPECT_EQ(changes[2].second, 3u);
+  for (std::size_t i = 2; i < changes.size(); ++i)
+    EXPECT_NEAR(static_cast<double>(changes[i].first - changes[i - 1].first) / 1e6, 500.0, 60.0)
+        << "a change every half period";
+}
