@@ -50,13 +50,19 @@ class FoldEndToEnd : public ::testing::Test {
     if (std::system("command -v libvirtd >/dev/null 2>&1") != 0)
       GTEST_SKIP() << "end-to-end tests skipped: libvirtd is not installed "
                       "(scripts/install-deps.sh installs it)";
-    const std::string started = runShell("GUEST_BINS='" VCPUFOLD_AGENT_BINARY "' " + kGuests +
+    // The guests boot first and burn only when both are up (lab.hold): a TCG
+    // guest starved by a burning neighbour while it boots can hang.
+    const std::string started = runShell("LAB_ARGS=lab.hold GUEST_BINS='" VCPUFOLD_AGENT_BINARY "' " + kGuests +
                                          " start fold-lab vcpufold-fold-a vcpufold-fold-b");
     started_ = true;
     ASSERT_EQ(started.find("error"), std::string::npos) << started;
     for (const char* name : {"vcpufold-fold-a", "vcpufold-fold-b"})
       controls_.push_back(std::make_unique<GuestControl>(kLabDir + "/libvirt/" + name + ".ctl.sock"));
     for (auto& control : controls_) ASSERT_TRUE(control->waitReady(180'000)) << "a guest did not boot";
+    for (auto& control : controls_) {
+      const auto go = control->run("mkdir -p /tmp/lab && touch /tmp/lab/go", 30'000);
+      ASSERT_TRUE(go && go->status == 0) << (go ? go->output : "no answer");
+    }
     work_.write("/hostd.toml", "[hostd]\ninterval_ms = " + std::to_string(kTickMs) +
                                    "\nttl_ticks = 3\nunfold_delay_ticks = "
                                    "2\n[metrics]\naddress = \"\"\n[control]\nsocket = \"" +

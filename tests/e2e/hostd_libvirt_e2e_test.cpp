@@ -16,6 +16,7 @@
 
 #include "child_process.h"
 #include "fixture_tree.h"
+#include "guest_control.h"
 #include "lab_cleanup.h"
 #include "qemu_guest.h"
 
@@ -28,6 +29,7 @@ namespace {
 const bool kLabCleanup = vcpufold::testing::registerLabCleanup();
 
 const std::string kGuests = VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/guests.sh";
+constexpr const char* kLabDir = "/var/tmp/vcpufold-lab";
 
 class HostdUnderLibvirt : public ::testing::Test {
  protected:
@@ -35,9 +37,17 @@ class HostdUnderLibvirt : public ::testing::Test {
     if (auto reason = vcpufold::testing::labUnavailableReason()) GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
     if (std::system("command -v libvirtd >/dev/null 2>&1") != 0)
       GTEST_SKIP() << "end-to-end tests skipped: libvirtd is not installed (scripts/install-deps.sh installs it)";
-    const std::string started = runShell(kGuests + " start burn vcpufold-e2e-a vcpufold-e2e-b");
+    // The guests boot first and burn only when both are up (lab.hold): a TCG
+    // guest starved by a burning neighbour while it boots can hang.
+    const std::string started = runShell("LAB_ARGS=lab.hold " + kGuests + " start burn vcpufold-e2e-a vcpufold-e2e-b");
     started_ = true;
     ASSERT_EQ(started.find("error"), std::string::npos) << started;
+    for (const char* name : {"vcpufold-e2e-a", "vcpufold-e2e-b"}) {
+      vcpufold::testing::GuestControl control(std::string(kLabDir) + "/libvirt/" + name + ".ctl.sock");
+      ASSERT_TRUE(control.waitReady(180'000)) << name << " did not boot";
+      const auto go = control.run("mkdir -p /tmp/lab && touch /tmp/lab/go", 30'000);
+      ASSERT_TRUE(go && go->status == 0) << name << ": " << (go ? go->output : "no answer");
+    }
   }
   void TearDown() override {
     if (started_) runShell(kGuests + " stop vcpufold-e2e-a vcpufold-e2e-b");

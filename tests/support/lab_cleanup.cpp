@@ -1,32 +1,51 @@
 #include "lab_cleanup.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 namespace vcpufold::testing {
 namespace {
 
+int signalPipe[2] = {-1, -1};
+
+// Async-signal-safe: the signal number goes down a pipe to the cleanup thread.
+// (Blocking the signals instead would pass the blocked mask on to every
+// process the tests start through a shell, libvirtd included.)
+void onStopSignal(int signo) {
+  const char byte = static_cast<char>(signo);
+  (void)::write(signalPipe[1], &byte, 1);
+}
+
 class LabCleanup : public ::testing::Environment {
  public:
   void SetUp() override {
     destroyStaleLabDomains();
-    // The signals go to a thread of their own: blocked here, before the tests
-    // start their threads (which inherit the mask).
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGINT);
-    ::pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-    std::thread([stop] {
-      int signo = 0;
-      if (::sigwait(&stop, &signo) != 0) return;
+    if (::pipe2(signalPipe, O_CLOEXEC) != 0) return;
+    std::thread([] {
+      char signo = 0;
+      if (::read(signalPipe[0], &signo, 1) != 1) return;
+      // Shells the test started (guests.sh, virsh) are not its direct
+      // children that PR_SET_PDEATHSIG covers: stop every descendant first,
+      // or a guests.sh half way through would start a guest after the cleanup.
+      const std::string self = std::to_string(::getpid());
+      (void)std::system(("kill_tree() { for c in $(pgrep -P \"$1\"); do kill_tree \"$c\"; done; "
+                         "kill -9 \"$1\" 2>/dev/null; }; "
+                         "for c in $(pgrep -P " + self + "); do [ \"$c\" = $$ ] || kill_tree \"$c\"; done; true")
+                            .c_str());
       destroyStaleLabDomains();
       ::_exit(128 + signo);  // children started by the test die with it (PR_SET_PDEATHSIG)
     }).detach();
+    struct sigaction action {};
+    action.sa_handler = onStopSignal;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGTERM, &action, nullptr);
+    ::sigaction(SIGINT, &action, nullptr);
   }
 };
 
