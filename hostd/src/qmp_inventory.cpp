@@ -140,6 +140,17 @@ Expected<std::vector<VmRecord>> QmpInventory::refresh() {
     vm.vcpus = *vcpus;
   }
   for (auto it = vms_.begin(); it != vms_.end();) it = seen.count(it->first) ? std::next(it) : vms_.erase(it);
+  // A QEMU that exited (a stale socket file stays behind when it is killed)
+  // is gone, not a VM with a failing monitor: its samples would be missing
+  // for good and hold every VM's hints.
+  for (auto it = vms_.begin(); it != vms_.end();) {
+    if (it->second.pid != 0 && !it->second.client && !fs_.exists("/proc/" + std::to_string(it->second.pid))) {
+      notes_.push_back(it->first + ": QEMU pid " + std::to_string(it->second.pid) + " has exited; gone");
+      it = vms_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   std::erase_if(lastNotes_, [&seen](const auto& entry) { return !seen.count(entry.first); });
 
   std::vector<VmRecord> records;

@@ -133,3 +133,39 @@ TEST(HostdIntegration, SighupReloadsTheConfigurationOrKeepsTheRunningOne) {
   hostd.signal(SIGTERM);
   EXPECT_EQ(hostd.waitExit(5000), 0);
 }
+
+TEST(HostdIntegration, AVmThatLeavesAndComesBackIsNewToTheLogs) {
+  // What hostd logged about a VM is forgotten when the VM goes, so the maps do
+  // not grow with every VM ever seen and a VM of the same name later is new.
+  FixtureTree work("");
+  const std::string dir = work.root().string();
+  FixtureTree guest("lab-guest-4vcpu");
+  guest.write("/sys/fs/cgroup/cgroup.procs", "");
+  guest.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
+  const auto startVm = [&] {
+    return std::make_unique<ChildProcess>(
+        VCPUFOLD_EMULATED_VM, std::vector<std::string>{"--name", "vm1", "--dir", dir, "--vcpus", "4", "--seconds", "60"},
+        dir + "/vm1.vm.log");
+  };
+  auto vm = startVm();
+  ChildProcess agent(VCPUFOLD_AGENT_BINARY,
+                     {"--root", guest.root().string(), "--port", "unix-listen:" + dir + "/vm1.hint.sock"},
+                     dir + "/vm1.agent.log");
+  ASSERT_TRUE(waitUntil([&] { return work.fs().exists("/vm1.qmp") && work.fs().exists("/vm1.hint.sock"); }, 5000));
+  work.write("/hostd.toml", "[hostd]\ninterval_ms = 200\n[inventory]\nbackend = \"qmp\"\nqmp_directory = \"" + dir +
+                                "\"\n[metrics]\naddress = \"\"\n[control]\nsocket = \"" + dir + "/hostd.sock\"\n");
+  ChildProcess hostd(VCPUFOLD_HOSTD_BINARY, {"--config", dir + "/hostd.toml"}, dir + "/hostd.log");
+  const auto log = [&] { return runShell("cat " + dir + "/hostd.log"); };
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  ASSERT_TRUE(waitUntil([&] { return count(log(), "vm1: hint none -> 4") == 1; }, 10'000)) << log();
+  vm.reset();  // the VM goes away: its QMP socket and threads vanish
+  ASSERT_TRUE(waitUntil([&] { return log().find("vm1: gone") != std::string::npos; }, 10'000)) << log();
+  vm = startVm();
+  EXPECT_TRUE(waitUntil([&] { return count(log(), "vm1: hint none -> 4") == 2; }, 10'000))
+      << "the VM that came back was logged as new\n"
+      << log();
+}

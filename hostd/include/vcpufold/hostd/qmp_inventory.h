@@ -7,7 +7,7 @@
 // schedstat is the sample), SO_PEERCRED the QEMU pid, and the events SHUTDOWN
 // and VSERPORT_CHANGE are logged. A monitor that fails or goes mute is closed
 // and retried with backoff (1 s doubling to 30 s) while the VM's vCPU threads
-// are still sampled; a VM whose threads are gone is gone.
+// are still sampled; a VM whose QEMU process has exited is gone.
 
 #include <sys/types.h>
 
