@@ -29,7 +29,11 @@ struct AgentHint {
 };
 
 std::vector<TickLine> readTicks(const std::string& path, unsigned target) {
-  const std::regex tick(R"(tick \d+ at ([0-9.]+) ms: inventory and samples ([0-9.]+) ms, decide ([0-9.]+) ms)");
+  // hostd's debug line per decision: when it was taken, how old the inventory
+  // snapshot was (taken on the inventory thread, then handed over), and how
+  // long deciding and queueing the hints took.
+  const std::regex tick(
+      R"(decision \d+ at ([0-9.]+) ms: snapshot \d+ \(([0-9.]+) ms old\), decide and queue ([0-9.]+) ms)");
   const std::regex hint("vm-a: hint \\S+ -> " + std::to_string(target) + ":");
   std::vector<TickLine> ticks;
   std::ifstream file(path);
@@ -38,7 +42,9 @@ std::vector<TickLine> readTicks(const std::string& path, unsigned target) {
     std::smatch match;
     if (std::regex_search(line, hint)) pendingFold = true;
     if (std::regex_search(line, match, tick)) {
-      ticks.push_back({std::stod(match[1]), std::stod(match[2]), std::stod(match[3]), pendingFold});
+      // start = when sampling ended; sample = the handover to the control thread.
+      const double decidedAt = std::stod(match[1]), age = std::stod(match[2]);
+      ticks.push_back({decidedAt - age, age, std::stod(match[3]), pendingFold});
       pendingFold = false;
     }
   }
