@@ -19,6 +19,7 @@
 #include <random>
 #include <thread>
 
+#include "unix_socket.h"
 #include "vcpufold/hostd/channel_session.h"
 #include "vcpufold/protocol/codec.h"
 #include "vcpufold/protocol/frame_decoder.h"
@@ -89,18 +90,7 @@ class Peer {
     }
   }
 
-  bool writeAll(std::string_view bytes) {
-    while (!bytes.empty() && !stop_) {
-      pollfd p{client_, POLLOUT, 0};
-      if (::poll(&p, 1, 50) <= 0) continue;
-      const ssize_t n = ::send(client_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n < 0 && errno == EAGAIN) continue;
-      if (n <= 0) return false;
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-      sent_ += static_cast<std::uint64_t>(n);
-    }
-    return !stop_;
-  }
+  bool writeAll(std::string_view bytes) { return vcpufold::testing::sendAll(client_, bytes, stop_, &sent_); }
 
   void talk() {
     std::mt19937 random(1);

@@ -74,18 +74,7 @@ class ScriptedGuest {
   }
 
  private:
-  bool say(int fd, const std::string& bytes) {
-    std::string_view rest = bytes;
-    while (!rest.empty() && !stop_) {
-      pollfd p{fd, POLLOUT, 0};
-      if (::poll(&p, 1, 50) <= 0) continue;
-      const ssize_t n = ::send(fd, rest.data(), rest.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n < 0 && errno == EAGAIN) continue;
-      if (n <= 0) return false;
-      rest.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-  }
+  bool say(int fd, const std::string& bytes) { return vcpufold::testing::sendAll(fd, bytes, stop_); }
 
   static std::string hello() {
     const Hello hello{Role::Agent, {1}, "scripted-agent", AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3)}};

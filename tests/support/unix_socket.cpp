@@ -2,10 +2,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace vcpufold::testing {
@@ -47,6 +49,19 @@ int listenUnixSocket(const std::string& path, int backlog) {
     return fd;
   if (fd >= 0) ::close(fd);
   return -1;
+}
+
+bool sendAll(int fd, std::string_view bytes, const std::atomic<bool>& stop, std::atomic<std::uint64_t>* sent) {
+  while (!bytes.empty() && !stop) {
+    pollfd p{fd, POLLOUT, 0};
+    if (::poll(&p, 1, 50) <= 0) continue;
+    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EAGAIN) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+    if (sent) *sent += static_cast<std::uint64_t>(n);
+  }
+  return !stop;
 }
 
 int freeLoopbackPort() {

@@ -1,7 +1,10 @@
 #pragma once
 // Sockets for tests: UNIX stream sockets (close-on-exec) and loopback TCP.
 
+#include <atomic>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace vcpufold::testing {
 
@@ -11,6 +14,11 @@ int connectUnixSocket(const std::string& path);
 int connectUnixSocketNonBlocking(const std::string& path);
 // A socket listening on path (a stale file is replaced), or -1.
 int listenUnixSocket(const std::string& path, int backlog);
+
+// Writes all of bytes to a stream socket without blocking the caller past
+// `stop` (polls in 50 ms steps while the peer does not read). False on an
+// error or when stopped; `sent` (if given) counts the bytes written.
+bool sendAll(int fd, std::string_view bytes, const std::atomic<bool>& stop, std::atomic<std::uint64_t>* sent = nullptr);
 
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int freeLoopbackPort();
