@@ -13,7 +13,7 @@ namespace {
 const std::set<std::string> kKnownKeys = {
     "hostd.interval_ms", "hostd.reserve_cpus",   "hostd.unfold_delay_ticks", "hostd.unfold_margin_cpus", "hostd.ttl_ticks", "hostd.log_level",
     "hostd.missing_input_hold_ms",
-    "inventory.backend", "inventory.libvirt_uri", "inventory.qmp_directory", "inventory.qmp_socket_owner", "metrics.address", "control.socket"};
+    "inventory.backend", "inventory.libvirt_uri", "inventory.qmp_directory", "inventory.qmp_socket_owner", "inventory.pool_cgroup", "metrics.address", "control.socket"};
 const std::set<std::string> kVmKeys = {"name", "qmp_socket", "hint_socket", "mode", "vcpus", "min_vcpus", "max_vcpus",
                                        "weight"};
 
@@ -113,6 +113,7 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
   reader.string("inventory.libvirt_uri", config.libvirtUri);
   reader.string("inventory.qmp_directory", config.qmpDirectory);
   reader.string("inventory.qmp_socket_owner", config.qmpSocketOwner);
+  reader.string("inventory.pool_cgroup", config.poolCgroup);
   reader.string("metrics.address", config.metricsAddress);
   reader.string("control.socket", config.controlSocket);
 
@@ -187,6 +188,11 @@ Expected<void> validateHostdConfig(const HostdConfig& config) {
   if (!kLevels.count(config.logLevel)) problems.push_back("hostd.log_level: \"" + config.logLevel + "\" is not a level");
   if (!config.qmpSocketOwner.empty() && !uidOfUser(config.qmpSocketOwner))
     problems.push_back("inventory.qmp_socket_owner: no user \"" + config.qmpSocketOwner + "\" on this host");
+  if (!config.poolCgroup.empty() &&
+      (config.poolCgroup.front() == '/' || config.poolCgroup.find("..") != std::string::npos ||
+       config.poolCgroup.find_first_of("\n\0", 0, 2) != std::string::npos))
+    problems.push_back("inventory.pool_cgroup: \"" + config.poolCgroup +
+                       "\" must be a cgroup path relative to the cgroup root, without \"..\" (e.g. \"qemu.slice\")");
   if (config.inventory == InventoryKind::Qmp && config.qmpDirectory.empty() && config.qmpVms.empty())
     problems.push_back("inventory.backend qmp needs inventory.qmp_directory or [[vm]] tables");
   std::set<std::string> names;

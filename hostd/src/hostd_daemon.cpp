@@ -367,7 +367,8 @@ struct HostdDaemon::Impl {
     const HostdConfig& now = config();
     std::vector<std::string> needRestart;
     if (next->inventory != now.inventory || next->libvirtUri != now.libvirtUri ||
-        next->qmpDirectory != now.qmpDirectory || next->qmpVms.size() != now.qmpVms.size())
+        next->qmpDirectory != now.qmpDirectory || next->qmpVms.size() != now.qmpVms.size() ||
+        next->poolCgroup != now.poolCgroup)
       needRestart.push_back("inventory");
     if (next->metricsAddress != now.metricsAddress) needRestart.push_back("metrics.address");
     if (next->controlSocket != now.controlSocket) needRestart.push_back("control.socket");
@@ -376,6 +377,7 @@ struct HostdDaemon::Impl {
     applied.libvirtUri = now.libvirtUri;
     applied.qmpDirectory = now.qmpDirectory;
     applied.qmpVms = now.qmpVms;
+    applied.poolCgroup = now.poolCgroup;
     applied.metricsAddress = now.metricsAddress;
     applied.controlSocket = now.controlSocket;
     parts.config = applied;
@@ -428,7 +430,7 @@ int HostdDaemon::run() {
 
   // Everything that can block runs on the worker; its snapshots come back here.
   impl.worker = std::make_unique<InventoryWorker>(
-      std::move(impl.parts.inventory), impl.parts.fs, impl.interval(),
+      std::move(impl.parts.inventory), impl.parts.fs, config.poolCgroup, impl.interval(),
       [&impl](HostSnapshot snapshot) {
         asio::post(impl.io, [&impl, snapshot = std::move(snapshot)]() mutable { impl.onSnapshot(std::move(snapshot)); });
       });
@@ -452,10 +454,10 @@ int HostdDaemon::run() {
 }
 
 Expected<TickReport> HostdDaemon::observeOnce(HostdParts& parts) {
-  const HostSnapshot before = InventoryWorker::readOnce(*parts.inventory, parts.fs, 1);
+  const HostSnapshot before = InventoryWorker::readOnce(*parts.inventory, parts.fs, parts.config.poolCgroup, 1);
   if (!before.inventoryRead) return Error{before.missing.empty() ? "inventory failed" : before.missing.front()};
   std::this_thread::sleep_for(std::chrono::milliseconds(parts.config.intervalMs));
-  const HostSnapshot after = InventoryWorker::readOnce(*parts.inventory, parts.fs, 2);
+  const HostSnapshot after = InventoryWorker::readOnce(*parts.inventory, parts.fs, parts.config.poolCgroup, 2);
   TickInputs inputs;
   inputs.now = after.takenAt;
   inputs.vms = after.records;

@@ -17,6 +17,7 @@ using Clock = std::chrono::steady_clock;
 struct InventoryWorker::Shared {
   std::unique_ptr<Inventory> inventory;
   RootedFs fs;
+  std::string poolCgroup;
   SnapshotHandler onSnapshot;
   mutable std::mutex mutex;
   std::condition_variable wake;
@@ -61,15 +62,15 @@ struct InventoryWorker::Shared {
     enter("inventory refresh");
     auto refreshed = inventory->refresh();
     enter("vCPU sampling");
-    fillSnapshot(*inventory, fs, refreshed, snapshot);
+    fillSnapshot(*inventory, fs, poolCgroup, refreshed, snapshot);
     return snapshot;
   }
 
-  static void fillSnapshot(Inventory& inventory, const RootedFs& fs,
+  static void fillSnapshot(Inventory& inventory, const RootedFs& fs, const std::string& poolCgroup,
                            const Expected<std::vector<VmRecord>>& refreshed, HostSnapshot& snapshot);
 };
 
-void InventoryWorker::Shared::fillSnapshot(Inventory& inventory, const RootedFs& fs,
+void InventoryWorker::Shared::fillSnapshot(Inventory& inventory, const RootedFs& fs, const std::string& poolCgroup,
                                            const Expected<std::vector<VmRecord>>& refreshed,
                                            HostSnapshot& snapshot) {
   if (refreshed) {
@@ -82,7 +83,7 @@ void InventoryWorker::Shared::fillSnapshot(Inventory& inventory, const RootedFs&
   } else {
     snapshot.missing.push_back("inventory: " + refreshed.error().message);
   }
-  if (auto pool = readVmCpuPool(fs))
+  if (auto pool = readVmCpuPool(fs, poolCgroup))
     snapshot.pool = std::move(*pool);
   else
     snapshot.missing.push_back("VM CPU pool: " + pool.error().message);
@@ -97,11 +98,12 @@ void InventoryWorker::Shared::fillSnapshot(Inventory& inventory, const RootedFs&
   snapshot.takenAt = Clock::now();
 }
 
-InventoryWorker::InventoryWorker(std::unique_ptr<Inventory> inventory, RootedFs fs, std::chrono::milliseconds period,
-                                 SnapshotHandler onSnapshot)
+InventoryWorker::InventoryWorker(std::unique_ptr<Inventory> inventory, RootedFs fs, std::string poolCgroup,
+                                 std::chrono::milliseconds period, SnapshotHandler onSnapshot)
     : description_(inventory->describe()), shared_(std::make_shared<Shared>()) {
   shared_->inventory = std::move(inventory);
   shared_->fs = std::move(fs);
+  shared_->poolCgroup = std::move(poolCgroup);
   shared_->period = period;
   shared_->onSnapshot = std::move(onSnapshot);
 }
@@ -139,10 +141,11 @@ InventoryWorker::Activity InventoryWorker::activity() const {
   return shared_->activity;
 }
 
-HostSnapshot InventoryWorker::readOnce(Inventory& inventory, const RootedFs& fs, std::uint64_t cycle) {
+HostSnapshot InventoryWorker::readOnce(Inventory& inventory, const RootedFs& fs, const std::string& poolCgroup,
+                                       std::uint64_t cycle) {
   HostSnapshot snapshot;
   snapshot.cycle = cycle;
-  Shared::fillSnapshot(inventory, fs, inventory.refresh(), snapshot);
+  Shared::fillSnapshot(inventory, fs, poolCgroup, inventory.refresh(), snapshot);
   return snapshot;
 }
 

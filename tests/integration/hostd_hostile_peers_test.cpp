@@ -248,7 +248,7 @@ class HangingInventory final : public Inventory {
 TEST_F(HostilePeers, AHungInventoryDelaysOnlyItsOwnThread) {
   std::atomic<bool> release{false};
   std::atomic<int> snapshots{0};
-  InventoryWorker worker(std::make_unique<HangingInventory>(release), vcpufold::RootedFs("/"),
+  InventoryWorker worker(std::make_unique<HangingInventory>(release), vcpufold::RootedFs("/"), "",
                          std::chrono::milliseconds(50), [&snapshots](HostSnapshot) { ++snapshots; });
   worker.start();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -264,7 +264,7 @@ TEST_F(HostilePeers, AHungInventoryDelaysOnlyItsOwnThread) {
 TEST_F(HostilePeers, TheWorkerDeliversASnapshotEveryPeriod) {
   std::atomic<bool> release{true};
   std::atomic<int> snapshots{0};
-  InventoryWorker worker(std::make_unique<HangingInventory>(release), vcpufold::RootedFs("/"),
+  InventoryWorker worker(std::make_unique<HangingInventory>(release), vcpufold::RootedFs("/"), "",
                          std::chrono::milliseconds(50), [&snapshots](HostSnapshot snapshot) {
                            EXPECT_TRUE(snapshot.inventoryRead);
                            EXPECT_TRUE(snapshot.pool.has_value()) << "this host's pool";
@@ -345,6 +345,17 @@ TEST_F(HostilePeers, AnUnknownQmpSocketOwnerIsAConfigurationError) {
   ASSERT_FALSE(config);
   EXPECT_NE(config.error().message.find("inventory.qmp_socket_owner"), std::string::npos) << config.error().message;
   EXPECT_TRUE(parseHostdConfig("[inventory]\nqmp_socket_owner = \"nobody\"\n", "hostd.toml"));
+}
+
+TEST_F(HostilePeers, APoolCgroupOutsideTheCgroupTreeIsAConfigurationError) {
+  for (const char* bad : {"/sys/fs/cgroup/machine.slice", "../../etc", "machine.slice/../.."}) {
+    const auto config = parseHostdConfig(std::string("[inventory]\npool_cgroup = \"") + bad + "\"\n", "hostd.toml");
+    ASSERT_FALSE(config) << bad;
+    EXPECT_NE(config.error().message.find("inventory.pool_cgroup"), std::string::npos) << config.error().message;
+  }
+  const auto good = parseHostdConfig("[inventory]\npool_cgroup = \"qemu.slice\"\n", "hostd.toml");
+  ASSERT_TRUE(good) << good.error().message;
+  EXPECT_EQ(good->poolCgroup, "qemu.slice");
 }
 
 TEST_F(HostilePeers, SocketPathsTooLongForAUnixSocketAreRefusedInTheConfiguration) {

@@ -136,6 +136,24 @@ TEST(CpuPool, OnlineCpusWithoutAMachineCgroup) {
   EXPECT_EQ(pool->source, "/sys/devices/system/cpu/online");
 }
 
+TEST(CpuPool, NamedCgroupV1AndV2) {
+  FixtureTree v1("libvirt-tcg-host");
+  auto pool = readVmCpuPool(v1.fs(), "machine");
+  ASSERT_TRUE(pool) << pool.error().message;
+  EXPECT_EQ(pool->source, "/sys/fs/cgroup/cpuset/machine/cpuset.effective_cpus");
+  FixtureTree v2("host-cgroup2-machine-slice");
+  pool = readVmCpuPool(v2.fs(), "machine.slice");
+  ASSERT_TRUE(pool) << pool.error().message;
+  EXPECT_EQ(pool->cpus, (CpuSet{1, 2, 3}));
+}
+
+TEST(CpuPool, NamedCgroupThatIsNotThereIsAnErrorNotTheOnlineCpus) {
+  FixtureTree tree("lab-guest-4vcpu");
+  auto pool = readVmCpuPool(tree.fs(), "qemu.slice");
+  ASSERT_FALSE(pool);
+  EXPECT_NE(pool.error().message.find("inventory.pool_cgroup \"qemu.slice\""), std::string::npos) << pool.error().message;
+}
+
 TEST(CpuPool, HostBusyAndCapacity) {
   auto before = parsePerCpuTicks(readFixture("proc-stat.1"));
   auto after = parsePerCpuTicks(readFixture("proc-stat.2"));

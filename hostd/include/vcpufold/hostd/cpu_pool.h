@@ -17,10 +17,13 @@ struct VmCpuPool {
   std::string source;  // the file it came from, for --oneshot and logs
 };
 
-// The effective cpuset of libvirt's machine cgroup: cgroup v2
-// machine.slice/cpuset.cpus.effective, or v1 cpuset/machine.slice or
+// With no cgroup named: the effective cpuset of libvirt's machine cgroup:
+// cgroup v2 machine.slice/cpuset.cpus.effective, or v1 cpuset/machine.slice or
 // cpuset/machine (without systemd) cpuset.effective_cpus; else the online CPUs.
-Expected<VmCpuPool> readVmCpuPool(const RootedFs& fs);
+// With one named (inventory.pool_cgroup, relative to the cgroup root, e.g.
+// Proxmox's "qemu.slice"): that cgroup's effective cpuset, v2 or v1, and an
+// error when neither can be read: a pool that is not there is not guessed.
+Expected<VmCpuPool> readVmCpuPool(const RootedFs& fs, const std::string& poolCgroup = "");
 
 // Busy and total ticks per CPU from /proc/stat (busy: all but idle and iowait).
 struct CpuTicks {

@@ -42,6 +42,7 @@ struct HostdConfig {
   std::string qmpDirectory;               // scan for NAME.qmp next to NAME.hint.sock ("" = off)
   std::string qmpSocketOwner;             // user whose sockets in qmpDirectory count, besides root and hostd's own
   std::vector<QmpVmConfig> qmpVms;        // [[vm]] tables
+  std::string poolCgroup;                 // the VMs' cgroup, relative to the cgroup root ("" = libvirt's machine cgroup)
   // [metrics]
   std::string metricsAddress = "127.0.0.1:9477";  // "" = off
   // [control]

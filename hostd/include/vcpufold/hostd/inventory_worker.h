@@ -39,8 +39,9 @@ class InventoryWorker {
   using SnapshotHandler = std::function<void(HostSnapshot)>;
 
   // onSnapshot runs on the worker thread: hand the snapshot over (asio::post).
-  InventoryWorker(std::unique_ptr<Inventory> inventory, RootedFs fs, std::chrono::milliseconds period,
-                  SnapshotHandler onSnapshot);
+  // poolCgroup: inventory.pool_cgroup (see readVmCpuPool).
+  InventoryWorker(std::unique_ptr<Inventory> inventory, RootedFs fs, std::string poolCgroup,
+                  std::chrono::milliseconds period, SnapshotHandler onSnapshot);
   ~InventoryWorker();
   InventoryWorker(const InventoryWorker&) = delete;
   InventoryWorker& operator=(const InventoryWorker&) = delete;
@@ -60,7 +61,8 @@ class InventoryWorker {
   [[nodiscard]] std::string describe() const { return description_; }
 
   // One cycle on the caller's thread (--oneshot and tests).
-  static HostSnapshot readOnce(Inventory& inventory, const RootedFs& fs, std::uint64_t cycle);
+  static HostSnapshot readOnce(Inventory& inventory, const RootedFs& fs, const std::string& poolCgroup,
+                               std::uint64_t cycle);
 
  private:
   struct Shared;
