@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Builds and runs the benches, and writes what they measured into
-# docs/performance.md (and its plot into docs/images/), between the
-# "<!-- NAME:begin -->" and "<!-- NAME:end -->" markers.
+# docs/performance.md (plots into docs/images/, raw CSV into docs/data/),
+# between the "<!-- NAME:begin -->" and "<!-- NAME:end -->" markers. The
+# contention bench's standard set (every file in bench/contention/scenarios/)
+# takes about 25 minutes on 2 cores.
 #
 # Usage: bench/run.sh [contention|latency|all]   (default all; needs root)
 # Env:   VCPUFOLD_BUILD_DIR   build trees, as scripts/test.sh (release tree reused)
-#        BENCH_ARGS           extra arguments for vcpufold-bench-contention
+#        BENCH_ARGS           extra arguments for vcpufold-bench-contention (see its --help;
+#                             e.g. "--scenario my-mix.toml" or "--only large-dynamic")
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${VCPUFOLD_BUILD_DIR:-/var/tmp/vcpufold-build/$(printf '%s' "$root" | sha1sum | cut -c1-12)}/release
 which=${1:-all}
 doc="$root/docs/performance.md"
-case $which in contention|latency|all) ;; *) sed -n '2,9p' "$0"; exit 2 ;; esac
+case $which in contention|latency|all) ;; *) sed -n '2,11p' "$0"; exit 2 ;; esac
 
 "$root/scripts/install-deps.sh"
 cmake -S "$root" -B "$build" -G Ninja -Wno-dev -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -29,10 +32,17 @@ replace_block() {
 
 if [[ $which == contention || $which == all ]]; then
   out=/var/tmp/vcpufold-bench/contention/results
+  rm -rf "$out"
+  commit=$(git -C "$root" rev-parse --short HEAD)
+  git -C "$root" diff --quiet HEAD -- . ':!docs' || commit+=" with uncommitted changes"
   # shellcheck disable=SC2086
-  "$build/bench/contention/vcpufold-bench-contention" --out "$out" ${BENCH_ARGS:-}
-  mkdir -p "$root/docs/images"
-  cp "$out/contention.png" "$root/docs/images/contention.png"
+  VCPUFOLD_COMMIT=$commit "$build/bench/contention/vcpufold-bench-contention" --out "$out" --image-prefix images/ \
+    ${BENCH_ARGS:-}
+  mkdir -p "$root/docs/images" "$root/docs/data"
+  rm -f "$root"/docs/images/contention-*.png
+  cp "$out"/contention-*.png "$root/docs/images/"
+  cp "$out/results.csv" "$root/docs/data/contention-runs.csv"
+  cp "$out/series.csv" "$root/docs/data/contention-series.csv"
   replace_block contention "$out/results.md"
 fi
 if [[ $which == latency || $which == all ]]; then

@@ -5,36 +5,37 @@
 #include <fstream>
 #include <thread>
 
-#include "fleet.h"
-
 namespace vcpufold::bench {
 
 namespace {
 
-struct VmStats {
-  double operations = 0, runNs = 0, waitNs = 0;
-};
-
-VmStats readStats(const std::string& path) {
-  VmStats stats;
-  std::ifstream file(path);
-  std::string key;
-  double value = 0;
-  while (file >> key >> value) {
-    if (key == "operations") stats.operations = value;
-    if (key == "run_ns") stats.runNs = value;
-    if (key == "wait_ns") stats.waitNs = value;
-  }
-  return stats;
+void sleepSeconds(double seconds) {
+  if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
-std::vector<unsigned> tasksOf(const Scenario& scenario, bool afterStep) {
-  std::vector<unsigned> tasks;
-  for (const auto& vm : scenario.vms) tasks.push_back(afterStep ? vm.tasksAfter : vm.tasksBefore);
-  return tasks;
+std::string runDirectoryName(const std::string& scenario, Mode mode, unsigned repetition) {
+  std::string name = scenario + "-" + modeName(mode) + "-" + std::to_string(repetition);
+  std::replace(name.begin(), name.end(), '/', '-');
+  return name;
+}
+
+const FixedPhase& phaseAt(const FixedPlan& plan, double at) {
+  const FixedPhase* current = &plan.front();
+  for (const auto& phase : plan)
+    if (phase.from <= at + 1e-9) current = &phase;
+  return *current;
+}
+
+void applySizes(const Fleet& fleet, const std::vector<unsigned>& sizes) {
+  for (std::size_t i = 0; i < fleet.size(); ++i)
+    if (fleet.spec(i).agent) fleet.setPreferred(i, sizes[i]);
 }
 
 }  // namespace
+
+double warmupSeconds(const Scenario& scenario, Mode mode) {
+  return isControlled(mode) ? scenario.warmupSeconds : std::min(scenario.warmupSeconds, 0.5);
+}
 
 double RunResult::totalOperationsPerSecond() const {
   double total = 0;
@@ -42,88 +43,105 @@ double RunResult::totalOperationsPerSecond() const {
   return total;
 }
 
-double RunResult::meanDelayRatio() const {
+double probeThroughput(Fleet& fleet, const std::vector<unsigned>& sizes, double settleSeconds, double seconds) {
+  applySizes(fleet, sizes);
+  sleepSeconds(settleSeconds);
+  std::vector<VmStats> before;
+  for (std::size_t i = 0; i < fleet.size(); ++i) before.push_back(readVmStats(fleet.file(i, ".stats")));
+  sleepSeconds(seconds);
   double total = 0;
-  for (const auto& vm : vms) total += vm.delayRatio;
-  return vms.empty() ? 0 : total / static_cast<double>(vms.size());
-}
-
-double RunResult::preferredChangesPerMinute() const {
-  double changes = 0;
-  for (const auto& vm : vms) changes += vm.preferredChanges;
-  return windowSeconds > 0 ? changes * 60 / windowSeconds : 0;
-}
-
-std::optional<double> RunResult::ticksToConverge(unsigned tickMs) const {
-  double worst = 0;
-  for (const auto& vm : vms) {
-    if (!vm.secondsToSize) return std::nullopt;
-    worst = std::max(worst, *vm.secondsToSize);
+  for (std::size_t i = 0; i < fleet.size(); ++i) {
+    const VmStats after = readVmStats(fleet.file(i, ".stats"));
+    if (after.atNs > before[i].atNs)
+      total += (after.operations - before[i].operations) * 1e9 / (after.atNs - before[i].atNs);
   }
-  return worst * 1000 / tickMs;
+  return total;
 }
 
-RunResult runOnce(const BenchConfig& config, const Scenario& scenario, WorkloadKind workload, Mode mode) {
+RunResult runOnce(const BenchConfig& config, const Scenario& scenario, const RunPlan& plan, unsigned repetition) {
   RunResult result;
   result.scenario = scenario.name;
-  result.workload = workload == WorkloadKind::Spinlock ? "spinlock" : "compute";
-  result.mode = mode;
-  Fleet fleet({config.emulatedVm, config.agent, config.hostd},
-              config.workDirectory + "/" + scenario.name + "-" + result.workload + "-" + modeName(mode), scenario.vms,
-              result.workload, config.tickMs);
+  result.mode = plan.mode;
+  result.repetition = repetition;
+  result.warmupSeconds = warmupSeconds(scenario, plan.mode);
+  Fleet fleet(config.binaries, config.workDirectory + "/" + runDirectoryName(scenario.name, plan.mode, repetition),
+              scenario.vms, {config.tickMs, scenario.pcpus});
   result.weightsApplied = fleet.weightsApplied();
-  const auto applyOracle = [&](bool afterStep) {
-    const auto sizes = oracleSizes(scenario.vms, tasksOf(scenario, afterStep), config.pcpus);
-    for (std::size_t i = 0; i < sizes.size(); ++i) fleet.setPreferred(i, sizes[i]);
-  };
-  if (mode == Mode::Oracle) applyOracle(false);
-  if (mode == Mode::StealLaw || mode == Mode::Vcpufold) fleet.startAgents();
-  if (mode == Mode::Vcpufold) fleet.startHostd();
-
-  long windowStart = 0;
-  if (scenario.loadStep) {
-    std::this_thread::sleep_for(std::chrono::seconds(config.stepAfterSeconds));
-    for (std::size_t i = 0; i < scenario.vms.size(); ++i) fleet.setTasks(i, scenario.vms[i].tasksAfter);
-    windowStart = monotonicNowNs();
-    if (mode == Mode::Oracle) applyOracle(true);
-  } else {
-    std::this_thread::sleep_for(std::chrono::seconds(config.warmupSeconds));
-    windowStart = monotonicNowNs();
+  result.cpus = fleet.cpus();
+  const long startedNs = monotonicNowNs();
+  const FixedPhase* applied = nullptr;
+  if (plan.fixed) {
+    applied = &plan.fixed->front();
+    applySizes(fleet, applied->sizes);
   }
-  std::vector<VmStats> before;
-  for (std::size_t i = 0; i < fleet.size(); ++i) before.push_back(readStats(fleet.file(i, ".stats")));
-  std::this_thread::sleep_for(std::chrono::seconds(config.measureSeconds));
-  std::vector<VmStats> after;
-  for (std::size_t i = 0; i < fleet.size(); ++i) after.push_back(readStats(fleet.file(i, ".stats")));
-  const long windowEnd = monotonicNowNs();
-  result.windowSeconds = static_cast<double>(windowEnd - windowStart) / 1e9;
-  fleet.stop();
+  if (isControlled(plan.mode)) fleet.startAgents();
+  if (plan.mode == Mode::Vcpufold) fleet.startHostd();
+  sleepSeconds(result.warmupSeconds - static_cast<double>(monotonicNowNs() - startedNs) / 1e9);
 
-  // The load step's goal for every VM: the oracle's size after the step.
-  const auto targets = oracleSizes(scenario.vms, tasksOf(scenario, true), config.pcpus);
-  for (std::size_t i = 0; i < scenario.vms.size(); ++i) {
-    VmResult vm;
+  // The window: the bench moves every VM's demand along its schedule and, in
+  // the clairvoyant mode, the counts with it, in the same pass.
+  const long windowStart = monotonicNowNs();
+  const std::size_t count = fleet.size();
+  std::vector<unsigned> tasks(count);
+  for (std::size_t i = 0; i < count; ++i) tasks[i] = tasksAt(scenario.vms[i].schedule, 0);
+  std::vector<VmStats> first, last;
+  for (std::size_t i = 0; i < count; ++i) first.push_back(readVmStats(fleet.file(i, ".stats")));
+  last = first;
+  result.vms.resize(count);
+  double nextSample = config.sampleSeconds;
+  for (;;) {
+    const double now = static_cast<double>(monotonicNowNs() - windowStart) / 1e9;
+    if (now >= scenario.durationSeconds) break;
+    for (std::size_t i = 0; i < count; ++i)
+      if (const unsigned want = tasksAt(scenario.vms[i].schedule, now); want != tasks[i]) {
+        tasks[i] = want;
+        fleet.setTasks(i, want);
+      }
+    if (plan.fixed)
+      if (const FixedPhase& phase = phaseAt(*plan.fixed, now); &phase != applied) {
+        applied = &phase;
+        applySizes(fleet, phase.sizes);
+      }
+    if (now >= nextSample) {
+      for (std::size_t i = 0; i < count; ++i) {
+        const VmStats stats = readVmStats(fleet.file(i, ".stats"));
+        const double seconds = (stats.atNs - last[i].atNs) / 1e9;
+        result.vms[i].series.push_back(
+            {now, seconds > 0 ? (stats.operations - last[i].operations) / seconds : 0.0, stats.preferred});
+        last[i] = stats;
+      }
+      nextSample += config.sampleSeconds;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::vector<VmStats> end;
+  for (std::size_t i = 0; i < count; ++i) end.push_back(readVmStats(fleet.file(i, ".stats")));
+  const long windowEnd = monotonicNowNs();
+  fleet.stop();
+  // For whoever reads the run's logs: the window in the logs' clock.
+  std::ofstream(fleet.directory() + "/window") << "start_ns " << windowStart << "\nend_ns " << windowEnd << "\n";
+  result.windowSeconds = (end.front().atNs - first.front().atNs) / 1e9;
+
+  for (std::size_t i = 0; i < count; ++i) {
+    VmResult& vm = result.vms[i];
     vm.name = scenario.vms[i].name;
-    vm.operationsPerSecond = (after[i].operations - before[i].operations) / result.windowSeconds;
-    const double run = after[i].runNs - before[i].runNs, wait = after[i].waitNs - before[i].waitNs;
+    const double seconds = (end[i].atNs - first[i].atNs) / 1e9;
+    const double operations = end[i].operations - first[i].operations;
+    const double run = end[i].runNs - first[i].runNs, wait = end[i].waitNs - first[i].waitNs;
+    if (seconds > 0) {
+      vm.operationsPerSecond = operations / seconds;
+      vm.cpus = run / 1e9 / seconds;
+      vm.contextSwitchesPerSecond = (end[i].contextSwitches - first[i].contextSwitches) / seconds;
+    }
+    vm.operationsPerCpuSecond = run > 0 ? operations / (run / 1e9) : 0;
     vm.delayRatio = run + wait > 0 ? wait / (run + wait) : 0;
-    const auto timeline = readTimeline(fleet.file(i, ".preferred.log"));
-    unsigned atStart = scenario.vms[i].vcpus;
-    for (const auto& [at, count] : timeline) {
-      if (at <= windowStart) atStart = count;
-      if (at > windowStart && at <= windowEnd) ++vm.preferredChanges;
-      if (at <= windowEnd) vm.preferredAtEnd = count;
+    for (const auto& [at, value] : readTimeline(fleet.file(i, ".preferred.log"))) {
+      const double relative = static_cast<double>(at - windowStart) / 1e9;
+      if (vm.preferred.empty() || relative > -result.warmupSeconds)
+        vm.preferred.push_back({std::max(relative, -result.warmupSeconds), value});
+      else
+        vm.preferred.back().count = value;
     }
-    if (atStart == targets[i]) {
-      vm.secondsToSize = 0.0;
-    } else {
-      for (const auto& [at, count] : timeline)
-        if (at > windowStart && at <= windowEnd && count == targets[i]) {
-          vm.secondsToSize = static_cast<double>(at - windowStart) / 1e9;
-          break;
-        }
-    }
-    result.vms.push_back(vm);
   }
   return result;
 }

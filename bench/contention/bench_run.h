@@ -1,50 +1,68 @@
 #pragma once
-// One run of the contention bench: a scenario's emulated VMs, with one
-// workload, under one mode (nothing, the agents' steal law alone, hostd and
-// the agents, or the oracle's static sizes), measured over a window.
+// One run of the contention bench: a scenario's emulated VMs under one mode
+// (fixed counts the bench sets, or the agents with or without hostd), warmed
+// up, then measured over the scenario's window while the bench drives every
+// VM's demand schedule.
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "guest_workload.h"
-#include "scenarios.h"
+#include "count_timeline.h"
+#include "fleet.h"
+#include "modes.h"
+#include "scenario_file.h"
 
 namespace vcpufold::bench {
 
 struct BenchConfig {
-  std::string emulatedVm, agent, hostd;  // binaries
-  std::string workDirectory;             // run directories go here
-  unsigned warmupSeconds = 6;            // before the window (steady scenarios)
-  unsigned stepAfterSeconds = 8;         // load-step scenario: the step comes this long after start
-  unsigned measureSeconds = 10;          // the window
-  unsigned tickMs = 1000;                // hostd's tick and the agents' interval (upstream's default)
-  double pcpus = 2;                      // the host CPUs the VMs share
+  FleetBinaries binaries;
+  std::string workDirectory;   // run directories go here
+  unsigned tickMs = 1000;      // hostd's tick and the agents' interval (the defaults)
+  double sampleSeconds = 0.5;  // the time series' step
+};
+
+struct RunPlan {
+  Mode mode = Mode::Unfolded;
+  std::optional<FixedPlan> fixed;  // the counts of a mode the bench sets itself
+};
+
+struct SeriesPoint {
+  double at = 0;                   // window-relative seconds
+  double operationsPerSecond = 0;  // since the previous point
+  unsigned preferred = 0;
 };
 
 struct VmResult {
   std::string name;
   double operationsPerSecond = 0;
-  double delayRatio = 0;          // run-queue wait / (run + wait) of its vCPU threads in the window
-  unsigned preferredChanges = 0;  // changes of its preferred vCPU count in the window
-  unsigned preferredAtEnd = 0;
-  std::optional<double> secondsToSize;  // load step: from the step until its count first equals the oracle's
+  double cpus = 0;  // CPU-seconds its vCPU threads ran (schedstat) per window second
+  double operationsPerCpuSecond = 0;
+  double delayRatio = 0;  // run-queue wait / (run + wait) of its vCPU threads
+  double contextSwitchesPerSecond = 0;
+  CountTimeline preferred;
+  std::vector<SeriesPoint> series;
 };
+
+// Controlled modes warm up for the scenario's warm-up, so that the daemons
+// have started and acted; fixed counts need only their first change applied.
+double warmupSeconds(const Scenario& scenario, Mode mode);
 
 struct RunResult {
   std::string scenario;
-  std::string workload;
   Mode mode = Mode::Unfolded;
-  double windowSeconds = 0;
+  unsigned repetition = 0;
+  double warmupSeconds = 0, windowSeconds = 0;
   std::vector<VmResult> vms;
   bool weightsApplied = false;  // the host CPU groups took the weights
+  std::string cpus;             // the pCPUs the VMs shared
   double totalOperationsPerSecond() const;
-  double meanDelayRatio() const;
-  double preferredChangesPerMinute() const;
-  // Load step: ticks until every VM holds its oracle size (nullopt: some never did).
-  std::optional<double> ticksToConverge(unsigned tickMs) const;
 };
 
-RunResult runOnce(const BenchConfig& config, const Scenario& scenario, WorkloadKind workload, Mode mode);
+// Throws std::runtime_error when the fleet cannot be started.
+RunResult runOnce(const BenchConfig& config, const Scenario& scenario, const RunPlan& plan, unsigned repetition);
+
+// Total ops/s of a running fleet with fixed counts, over `seconds` after `settleSeconds` (the search's probe).
+double probeThroughput(Fleet& fleet, const std::vector<unsigned>& sizes, double settleSeconds, double seconds);
 
 }  // namespace vcpufold::bench

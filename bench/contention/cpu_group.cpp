@@ -5,18 +5,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bench_text.h"
+
 namespace vcpufold::bench {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-bool writeFile(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.flush();
-  return static_cast<bool>(out);
-}
 
 bool hasCgroupV2Cpu() {
   std::ifstream controllers("/sys/fs/cgroup/cgroup.controllers");
@@ -41,11 +36,12 @@ CpuGroup::CpuGroup(const std::string& name, double weight) {
   directory_ = (parent / name).string();
   bool written = false;
   if (v2) {
-    writeFile(root / "cgroup.subtree_control", "+cpu");
-    writeFile(parent / "cgroup.subtree_control", "+cpu");
-    written = writeFile(parent / name / "cpu.weight", std::to_string(static_cast<long>(weight)));
+    writeWholeFile((root / "cgroup.subtree_control").string(), "+cpu");
+    writeWholeFile((parent / "cgroup.subtree_control").string(), "+cpu");
+    written = writeWholeFile((parent / name / "cpu.weight").string(), std::to_string(static_cast<long>(weight)));
   } else {
-    written = writeFile(parent / name / "cpu.shares", std::to_string(static_cast<long>(weight * 1024 / 100)));
+    written =
+        writeWholeFile((parent / name / "cpu.shares").string(), std::to_string(static_cast<long>(weight * 1024 / 100)));
   }
   if (!written) error_ = directory_ + ": cannot set the weight: " + std::strerror(errno);
 }
@@ -59,7 +55,7 @@ CpuGroup::~CpuGroup() {
 
 bool CpuGroup::adopt(pid_t pid) {
   if (!ok()) return false;
-  return writeFile(fs::path(directory_) / "cgroup.procs", std::to_string(pid));
+  return writeWholeFile((fs::path(directory_) / "cgroup.procs").string(), std::to_string(pid));
 }
 
 }  // namespace vcpufold::bench

@@ -35,7 +35,8 @@ void usage() {
                "  Reads the task count from DIR/NAME.load when that file exists (changeable at run time),\n"
                "  or follows --schedule: constant:N, step:FROM,TO,AT_S, square:HIGH,LOW,PERIOD_S or\n"
                "  walk:START,MIN,MAX,EVERY_S,SEED (times from the VM's start).\n"
-               "  Writes DIR/NAME.stats every 100 ms (operations, run_ns, wait_ns, preferred) and appends\n"
+               "  Writes DIR/NAME.stats every 100 ms (monotonic_ns: when; operations, run_ns, wait_ns,\n"
+               "  preferred, context_switches) and appends\n"
                "  each change of preferred vCPUs and of the task count to DIR/NAME.preferred.log and\n"
                "  DIR/NAME.tasks.log (\"MONOTONIC_NS COUNT\").\n"
                "  With --guest-tree: publishes ROOT/proc/stat (steal = the threads' run-queue delay) and\n"
@@ -163,8 +164,9 @@ int main(int argc, char** argv) {
     if (tree) tree->publishProcStat(times, workload.runnableTasks());
     {
       std::ofstream stats(base + ".stats.new", std::ios::trunc);
-      stats << "operations " << operations << "\nrun_ns " << runNs << "\nwait_ns " << waitNs << "\npreferred "
-            << std::popcount(preferred) << "\ncontext_switches " << workload.contextSwitches() << "\n";
+      stats << "monotonic_ns " << monotonicNs() << "\noperations " << operations << "\nrun_ns " << runNs << "\nwait_ns "
+            << waitNs << "\npreferred " << std::popcount(preferred) << "\ncontext_switches "
+            << workload.contextSwitches() << "\n";
     }
     std::rename((base + ".stats.new").c_str(), (base + ".stats").c_str());
   }

@@ -18,7 +18,30 @@ void writeText(const std::string& path, const std::string& text) {
   out << text;
 }
 
-std::string firstCpus(unsigned count) { return count == 1 ? "0" : "0-" + std::to_string(count - 1); }
+std::string cpuRange(unsigned first, unsigned count) {
+  return count == 1 ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(first + count - 1);
+}
+
+// The guest's CPUs as the agent reads them: `vcpus` online CPUs, in cores of
+// `threadsPerCore` consecutive threads (QEMU's numbering), one NUMA node.
+void sizeGuestTree(const testing::FixtureTree& tree, unsigned vcpus, unsigned threadsPerCore) {
+  const std::string all = cpuRange(0, vcpus) + "\n";
+  const std::string cpuDir = "/sys/devices/system/cpu";
+  for (const char* file : {"/online", "/possible", "/present"}) tree.write(cpuDir + file, all);
+  tree.write("/sys/devices/system/node/node0/cpulist", all);
+  tree.write("/sys/fs/cgroup/cpuset.cpus.effective", all);
+  tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus.effective", all);
+  for (unsigned cpu = 0; cpu < vcpus; ++cpu) {
+    const std::string topology = cpuDir + "/cpu" + std::to_string(cpu) + "/topology/";
+    const unsigned core = cpu / threadsPerCore;
+    const std::string siblings = cpuRange(core * threadsPerCore, threadsPerCore) + "\n";
+    tree.write(topology + "core_id", std::to_string(core) + "\n");
+    tree.write(topology + "physical_package_id", "0\n");
+    tree.write(topology + "thread_siblings_list", siblings);
+    tree.write(topology + "core_cpus_list", siblings);
+    if (cpu > 0) tree.write(cpuDir + "/cpu" + std::to_string(cpu) + "/online", "1\n");
+  }
+}
 
 }  // namespace
 
@@ -37,33 +60,57 @@ std::vector<std::pair<long, unsigned>> readTimeline(const std::string& path) {
   return entries;
 }
 
+VmStats readVmStats(const std::string& path) {
+  VmStats stats;
+  std::ifstream file(path);
+  std::string key;
+  double value = 0;
+  while (file >> key >> value) {
+    if (key == "monotonic_ns") stats.atNs = value;
+    if (key == "operations") stats.operations = value;
+    if (key == "run_ns") stats.runNs = value;
+    if (key == "wait_ns") stats.waitNs = value;
+    if (key == "context_switches") stats.contextSwitches = value;
+    if (key == "preferred") stats.preferred = static_cast<unsigned>(value);
+  }
+  return stats;
+}
+
 Fleet::Fleet(const FleetBinaries& binaries, std::string directory, const std::vector<VmSpec>& vms,
-             const std::string& workload, unsigned tickMs)
-    : binaries_(binaries), directory_(std::move(directory)), tickMs_(tickMs) {
+             const FleetOptions& options)
+    : binaries_(binaries), directory_(std::move(directory)), options_(options) {
   std::filesystem::remove_all(directory_);
   std::filesystem::create_directories(directory_);
+  if (options_.pcpus > 0) {
+    cpuset_ = std::make_unique<HostCpuset>(options_.pcpus);
+    if (!cpuset_->ok()) throw std::runtime_error("the VMs' cpuset: " + cpuset_->error());
+  }
   for (const auto& spec : vms) {
     EmulatedVmProcess vm;
     vm.spec = spec;
     vm.tree = std::make_unique<testing::FixtureTree>("lab-guest-4vcpu");
-    vm.tree->write("/sys/devices/system/cpu/preferred", firstCpus(spec.vcpus) + "\n");
-    vm.tree->write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = " + std::to_string(tickMs) +
+    sizeGuestTree(*vm.tree, spec.vcpus, spec.threadsPerCore);
+    vm.tree->write("/sys/devices/system/cpu/preferred", cpuRange(0, spec.vcpus) + "\n");
+    vm.tree->write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = " + std::to_string(options_.tickMs) +
                                                    "\nactuator = \"kernel\"\nlog_level = \"debug\"\n");
     const std::string base = directory_ + "/" + spec.name;
-    writeText(base + ".load", std::to_string(spec.tasksBefore) + "\n");
+    const unsigned tasks = tasksAt(spec.schedule, 0);
+    writeText(base + ".load", std::to_string(tasks) + "\n");
+    vm.group = std::make_unique<CpuGroup>(spec.name, spec.weight);
     vm.vm = std::make_unique<testing::ChildProcess>(
         binaries_.emulatedVm,
         std::vector<std::string>{"--name", spec.name, "--dir", directory_, "--vcpus", std::to_string(spec.vcpus),
-                                 "--workload", workload, "--guest-tree", vm.tree->root().string(), "--busy",
-                                 std::to_string(spec.tasksBefore)},
+                                 "--workload", spec.workload, "--guest-tree", vm.tree->root().string(), "--busy",
+                                 std::to_string(tasks)},
         base + ".vm.log");
-    vm.group = std::make_unique<CpuGroup>(spec.name, spec.weight);
     if (!vm.group->adopt(vm.vm->pid())) {
       if (weightsApplied_)
         std::fprintf(stderr, "bench: %s: weights not applied: %s\n", spec.name.c_str(),
                      vm.group->ok() ? "cannot move the VM into its group" : vm.group->error().c_str());
       weightsApplied_ = false;
     }
+    if (cpuset_ && !cpuset_->adopt(vm.vm->pid()))
+      throw std::runtime_error(spec.name + ": cannot move the VM into the cpuset " + cpuset_->cpus());
     vms_.push_back(std::move(vm));
   }
   if (!testing::waitUntil([&] { return allExist(".qmp") && allExist(".stats"); }, 10'000))
@@ -72,9 +119,9 @@ Fleet::Fleet(const FleetBinaries& binaries, std::string directory, const std::ve
 
 Fleet::~Fleet() { stop(); }
 
-bool Fleet::allExist(const std::string& suffix) const {
+bool Fleet::allExist(const std::string& suffix, bool agentsOnly) const {
   return std::all_of(vms_.begin(), vms_.end(), [&](const EmulatedVmProcess& vm) {
-    return std::filesystem::exists(directory_ + "/" + vm.spec.name + suffix);
+    return (agentsOnly && !vm.spec.agent) || std::filesystem::exists(directory_ + "/" + vm.spec.name + suffix);
   });
 }
 
@@ -84,24 +131,26 @@ std::string Fleet::file(std::size_t vm, const std::string& suffix) const {
 
 void Fleet::startAgents() {
   for (auto& vm : vms_)
-    vm.agent = std::make_unique<testing::ChildProcess>(
-        binaries_.agent,
-        std::vector<std::string>{"--root", vm.tree->root().string(), "--port",
-                                 "unix-listen:" + directory_ + "/" + vm.spec.name + ".hint.sock"},
-        directory_ + "/" + vm.spec.name + ".agent.log");
-  if (!testing::waitUntil([&] { return allExist(".hint.sock"); }, 10'000))
+    if (vm.spec.agent)
+      vm.agent = std::make_unique<testing::ChildProcess>(
+          binaries_.agent,
+          std::vector<std::string>{"--root", vm.tree->root().string(), "--port",
+                                   "unix-listen:" + directory_ + "/" + vm.spec.name + ".hint.sock"},
+          directory_ + "/" + vm.spec.name + ".agent.log");
+  if (!testing::waitUntil([&] { return allExist(".hint.sock", true); }, 10'000))
     throw std::runtime_error("the agents did not start listening; see " + directory_ + "/*.agent.log");
 }
 
 void Fleet::startHostd() {
   std::ostringstream config;
-  config << "[hostd]\ninterval_ms = " << tickMs_ << "\nttl_ticks = 3\nlog_level = \"debug\"\n"
-         << "[inventory]\nbackend = \"qmp\"\n[metrics]\naddress = \"\"\n[control]\nsocket = \"" << directory_
-         << "/hostd.sock\"\n";
+  config << "[hostd]\ninterval_ms = " << options_.tickMs << "\nttl_ticks = 3\nlog_level = \"debug\"\n"
+         << "[inventory]\nbackend = \"qmp\"\n";
+  if (cpuset_) config << "pool_cgroup = \"" << HostCpuset::kCgroup << "\"\n";
+  config << "[metrics]\naddress = \"\"\n[control]\nsocket = \"" << directory_ << "/hostd.sock\"\n";
   for (const auto& vm : vms_)
     config << "[[vm]]\nname = \"" << vm.spec.name << "\"\nqmp_socket = \"" << directory_ << "/" << vm.spec.name
            << ".qmp\"\nhint_socket = \"" << directory_ << "/" << vm.spec.name
-           << ".hint.sock\"\nweight = " << vm.spec.weight << "\n";
+           << ".hint.sock\"\nweight = " << static_cast<long>(vm.spec.weight) << "\n";
   writeText(directory_ + "/hostd.toml", config.str());
   hostd_ = std::make_unique<testing::ChildProcess>(
       binaries_.hostd, std::vector<std::string>{"--config", directory_ + "/hostd.toml"}, directory_ + "/hostd.log");
@@ -119,6 +168,7 @@ void Fleet::stop() {
   for (auto& vm : vms_)
     if (vm.vm) vm.vm->signal(SIGTERM);
   for (auto& vm : vms_) end(vm.vm);
+  for (auto& vm : vms_) vm.group.reset();
 }
 
 void Fleet::setTasks(std::size_t vm, unsigned tasks) const {
@@ -126,7 +176,7 @@ void Fleet::setTasks(std::size_t vm, unsigned tasks) const {
 }
 
 void Fleet::setPreferred(std::size_t vm, unsigned count) const {
-  vms_[vm].tree->write("/sys/devices/system/cpu/preferred", firstCpus(count) + "\n");
+  vms_[vm].tree->write("/sys/devices/system/cpu/preferred", cpuRange(0, std::max(count, 1u)) + "\n");
 }
 
 }  // namespace vcpufold::bench

@@ -1,21 +1,29 @@
 #pragma once
 // A fleet of emulated VMs on this host, each with its guest tree, its host CPU
 // group and optionally a real vcpufold-agent, plus optionally a real
-// vcpufold-hostd over them: what both benches set up.
+// vcpufold-hostd over them: what both benches set up. With a pCPU count, the
+// VMs run in the bench's cpuset (host_cpuset.h) and hostd's pool is that set.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "child_process.h"
 #include "cpu_group.h"
 #include "fixture_tree.h"
-#include "scenarios.h"
+#include "host_cpuset.h"
+#include "scenario_file.h"
 
 namespace vcpufold::bench {
 
 struct FleetBinaries {
   std::string emulatedVm, agent, hostd;
+};
+
+struct FleetOptions {
+  unsigned tickMs = 1000;  // hostd's tick and the agents' interval
+  unsigned pcpus = 0;      // 0: no cpuset, the VMs run anywhere and hostd's pool is its default
 };
 
 struct EmulatedVmProcess {
@@ -28,16 +36,16 @@ struct EmulatedVmProcess {
 
 class Fleet {
  public:
-  // Starts the VMs (tasksBefore runnable tasks each) in `directory`; false
-  // from weightsApplied() when the host CPU groups could not take the weights.
-  // Throws std::runtime_error when the VMs (or, from startAgents, the agents)
-  // do not come up.
+  // Starts the VMs (each with its schedule's first task count, changed later
+  // with setTasks) in `directory`. Throws std::runtime_error when they do not
+  // come up or the cpuset cannot be made.
   Fleet(const FleetBinaries& binaries, std::string directory, const std::vector<VmSpec>& vms,
-        const std::string& workload, unsigned tickMs);
+        const FleetOptions& options);
   ~Fleet();
   Fleet(const Fleet&) = delete;
   Fleet& operator=(const Fleet&) = delete;
 
+  // Agents in the VMs whose spec says so.
   void startAgents();
   void startHostd();
   // Stops hostd, then the agents (they unfold), then the VMs.
@@ -50,15 +58,18 @@ class Fleet {
   const std::string& directory() const { return directory_; }
   std::string file(std::size_t vm, const std::string& suffix) const;
   bool weightsApplied() const { return weightsApplied_; }
+  std::string cpus() const { return cpuset_ ? cpuset_->cpus() : "any"; }
   std::size_t size() const { return vms_.size(); }
+  const VmSpec& spec(std::size_t vm) const { return vms_[vm].spec; }
 
  private:
-  bool allExist(const std::string& suffix) const;
+  bool allExist(const std::string& suffix, bool agentsOnly = false) const;
 
   FleetBinaries binaries_;
   std::string directory_;
-  unsigned tickMs_;
+  FleetOptions options_;
   bool weightsApplied_ = true;
+  std::unique_ptr<HostCpuset> cpuset_;
   std::vector<EmulatedVmProcess> vms_;
   std::unique_ptr<testing::ChildProcess> hostd_;
 };
@@ -66,5 +77,12 @@ class Fleet {
 // (monotonic ns, value) lines of a VM's .preferred.log or .tasks.log.
 std::vector<std::pair<long, unsigned>> readTimeline(const std::string& path);
 long monotonicNowNs();
+
+// What an emulated VM's stats file says (written every 100 ms, stamped).
+struct VmStats {
+  double atNs = 0, operations = 0, runNs = 0, waitNs = 0, contextSwitches = 0;
+  unsigned preferred = 0;
+};
+VmStats readVmStats(const std::string& path);
 
 }  // namespace vcpufold::bench

@@ -89,11 +89,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(100, 60000));
   CLI11_PARSE(app, argc, argv);
 
-  const std::vector<VmSpec> vms{{"vm-a", 4, 100, 2, 2}, {"vm-b", 4, 100, 0, 0}};
+  std::vector<VmSpec> vms(2);
+  vms[0].name = "vm-a";
+  vms[0].workload = "compute";
+  vms[0].schedule = Schedule{Schedule::Kind::Constant, 2};
+  vms[1].name = "vm-b";
+  vms[1].workload = "compute";
+  vms[1].schedule = Schedule{Schedule::Kind::Constant, 0};
   const unsigned target = 1;  // vm-a's fair share of 2 pCPUs against vm-b, rounded up
   std::unique_ptr<Fleet> started;
   try {
-    started = std::make_unique<Fleet>(binaries, work, vms, "compute", tickMs);
+    started = std::make_unique<Fleet>(binaries, work, vms, FleetOptions{tickMs, 2});
     started->startAgents();
   } catch (const std::exception& error) {
     std::fprintf(stderr, "vcpufold-bench-latency: %s\n", error.what());

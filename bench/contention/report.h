@@ -1,24 +1,31 @@
 #pragma once
-// The contention bench's results as a Markdown table, a CSV file and a
-// gnuplot script for the PNG plot. Pure functions of the measured runs.
+// The contention bench's report: the Markdown that bench/run.sh puts into
+// docs/performance.md (targets and their verdicts, where vcpufold does not
+// help, one section per scenario), and the raw CSV beside it.
 
 #include <string>
 #include <vector>
 
-#include "bench_run.h"
+#include "outcome.h"
 
 namespace vcpufold::bench {
 
 struct ReportContext {
-  std::string machine;  // what ran it: CPUs, kernel, cgroup version
-  std::string command;  // how to reproduce
+  std::string machine;
+  std::string command;
+  std::string commit;
+  std::string date;
   unsigned tickMs = 1000;
+  unsigned repetitions = 5;
+  double seconds = 0;              // the whole run
+  std::vector<std::string> plots;  // image files
+  std::string imagePrefix;         // where the report finds them ("images/" in docs/)
 };
 
-std::string markdownReport(const ReportContext& context, const std::vector<RunResult>& runs);
-std::string csvReport(const std::vector<RunResult>& runs);
-// Data for the plot: one row per scenario and workload, throughput relative to unfolded per mode.
-std::string plotData(const std::vector<RunResult>& runs);
-std::string gnuplotScript(const std::string& dataFile, const std::string& pngFile);
+std::string markdownReport(const ReportContext& context, const std::vector<ScenarioOutcome>& outcomes);
+// One row per (scenario, mode, repetition, VM).
+std::string runsCsv(const std::vector<ScenarioOutcome>& outcomes);
+// One row per (scenario, mode, repetition, VM, sample) of the phased scenarios.
+std::string seriesCsv(const std::vector<ScenarioOutcome>& outcomes);
 
 }  // namespace vcpufold::bench

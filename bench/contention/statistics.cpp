@@ -1,0 +1,91 @@
+#include "statistics.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+
+namespace vcpufold::bench {
+
+namespace {
+
+constexpr std::uint32_t kSeed = 20261201;
+
+std::vector<double> resampledMedians(const std::vector<double>& values, unsigned resamples, std::mt19937& random) {
+  std::vector<double> medians;
+  std::uniform_int_distribution<std::size_t> pick(0, values.size() - 1);
+  std::vector<double> draw(values.size());
+  for (unsigned r = 0; r < resamples; ++r) {
+    for (auto& value : draw) value = values[pick(random)];
+    medians.push_back(median(draw));
+  }
+  return medians;
+}
+
+Estimate fromDistribution(double point, std::vector<double> distribution, unsigned samples) {
+  std::sort(distribution.begin(), distribution.end());
+  const auto at = [&](double quantile) {
+    const auto index = static_cast<std::size_t>(quantile * static_cast<double>(distribution.size() - 1) + 0.5);
+    return distribution[index];
+  };
+  return {point, at(0.025), at(0.975), samples};
+}
+
+}  // namespace
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+Estimate estimateMedian(const std::vector<double>& values, unsigned resamples) {
+  if (values.size() < 2) {
+    const double point = median(values);
+    return {point, point, point, static_cast<unsigned>(values.size())};
+  }
+  std::mt19937 random(kSeed);
+  return fromDistribution(median(values), resampledMedians(values, resamples, random),
+                          static_cast<unsigned>(values.size()));
+}
+
+Estimate estimateRatio(const std::vector<double>& a, const std::vector<double>& b, unsigned resamples) {
+  const double below = median(b);
+  const double point = below > 0 ? median(a) / below : 0;
+  const auto samples = static_cast<unsigned>(std::min(a.size(), b.size()));
+  if (a.size() < 2 || b.size() < 2) return {point, point, point, samples};
+  std::mt19937 random(kSeed);
+  const auto top = resampledMedians(a, resamples, random);
+  const auto bottom = resampledMedians(b, resamples, random);
+  std::vector<double> ratios;
+  for (unsigned r = 0; r < resamples; ++r) ratios.push_back(bottom[r] > 0 ? top[r] / bottom[r] : 0);
+  return fromDistribution(point, ratios, samples);
+}
+
+Verdict judgeAtLeast(const Estimate& estimate, double target) {
+  if (estimate.samples < 2) return Verdict::NotShown;
+  if (estimate.low >= target) return Verdict::Met;
+  if (estimate.high < target) return Verdict::Missed;
+  return Verdict::NotShown;
+}
+
+Verdict judgeAtMost(const Estimate& estimate, double target) {
+  if (estimate.samples < 2) return Verdict::NotShown;
+  if (estimate.high <= target) return Verdict::Met;
+  if (estimate.low > target) return Verdict::Missed;
+  return Verdict::NotShown;
+}
+
+const char* verdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::Met:
+      return "met";
+    case Verdict::Missed:
+      return "missed";
+    case Verdict::NotShown:
+      return "not shown";
+  }
+  return "?";
+}
+
+}  // namespace vcpufold::bench

@@ -1,0 +1,30 @@
+#pragma once
+// Medians with 95% bootstrap intervals (percentile method, seeded, so a report
+// is reproducible from its CSV), and the verdict on a target.
+
+#include <string>
+#include <vector>
+
+namespace vcpufold::bench {
+
+struct Estimate {
+  double median = 0, low = 0, high = 0;  // low..high: the 95% interval
+  unsigned samples = 0;
+};
+
+double median(std::vector<double> values);
+// The median and its interval.
+Estimate estimateMedian(const std::vector<double>& values, unsigned resamples = 4000);
+// The ratio of medians median(a)/median(b), with an interval from resampling
+// both sides independently.
+Estimate estimateRatio(const std::vector<double>& a, const std::vector<double>& b, unsigned resamples = 4000);
+
+enum class Verdict { Met, Missed, NotShown };
+// A target `value >= target` is met when the whole interval clears it,
+// missed when the whole interval is below it, and not shown when it includes it.
+// One sample is never enough to show anything.
+Verdict judgeAtLeast(const Estimate& estimate, double target);
+Verdict judgeAtMost(const Estimate& estimate, double target);
+const char* verdictName(Verdict verdict);
+
+}  // namespace vcpufold::bench
