@@ -18,6 +18,9 @@ doc="$root/docs/performance.md"
 case $which in contention|latency|all) ;; *) sed -n '2,11p' "$0"; exit 2 ;; esac
 
 "$root/scripts/install-deps.sh"
+# The commit the binaries are built from, read before the build.
+commit=$(git -C "$root" rev-parse --short HEAD)
+git -C "$root" diff --quiet HEAD -- . ':!docs' || commit+=" with uncommitted changes"
 cmake -S "$root" -B "$build" -G Ninja -Wno-dev -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "${VCPUFOLD_JOBS:-2}" --target vcpufold-bench-contention vcpufold-bench-latency
 
@@ -33,8 +36,6 @@ replace_block() {
 if [[ $which == contention || $which == all ]]; then
   out=/var/tmp/vcpufold-bench/contention/results
   rm -rf "$out"
-  commit=$(git -C "$root" rev-parse --short HEAD)
-  git -C "$root" diff --quiet HEAD -- . ':!docs' || commit+=" with uncommitted changes"
   # shellcheck disable=SC2086
   VCPUFOLD_COMMIT=$commit "$build/bench/contention/vcpufold-bench-contention" --out "$out" --image-prefix images/ \
     ${BENCH_ARGS:-}

@@ -202,7 +202,7 @@ void scenarioSection(std::ostringstream& out, const ScenarioOutcome& outcome, do
   out << "\n#### `" << scenario.name << "`\n\n" << scenario.description << "  \n";
   const std::string cpus = outcome.runs.empty() ? "?" : outcome.runs.front().cpus;
   out << "pCPUs: " << scenario.pcpus << " (host CPUs " << cpus << "); warm-up "
-      << format("%.0f", scenario.warmupSeconds) << " s, window " << format("%.0f", scenario.durationSeconds)
+      << format("%g", scenario.warmupSeconds) << " s, window " << format("%g", scenario.durationSeconds)
       << " s; file `"
       << scenario.source.substr(scenario.source.rfind("bench/") == std::string::npos ? 0
                                                                                      : scenario.source.rfind("bench/"))
