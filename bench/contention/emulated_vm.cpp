@@ -138,11 +138,13 @@ int main(int argc, char** argv) {
   for (unsigned round = 0; !stopping && std::chrono::steady_clock::now() < deadline; ++round) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    bool tasksChanged = false;
     if (const unsigned tasks = schedule ? vcpufold::bench::tasksAt(*schedule, elapsed)
                                         : readTaskCount(base + ".load", workload.runnableTasks());
         tasks != workload.runnableTasks()) {
       workload.setRunnableTasks(tasks);
       tasksLog << monotonicNs() << ' ' << workload.runnableTasks() << std::endl;
+      tasksChanged = true;
     }
     if (tree) {
       if (auto mask = tree->readPreferred(); mask && *mask != preferred) {
@@ -151,7 +153,9 @@ int main(int argc, char** argv) {
         preferredLog << monotonicNs() << ' ' << std::popcount(preferred) << std::endl;
       }
     }
-    if (round % 10 != 0) continue;
+    // Every 100 ms, and at once when the task count changed: a guest kernel's
+    // procs_running moves the moment the tasks do.
+    if (round % 10 != 0 && !tasksChanged) continue;
     const auto counters = workload.counters();
     std::vector<vcpufold::bench::ThreadTimes> times;
     std::uint64_t operations = 0, runNs = 0, waitNs = 0;

@@ -164,6 +164,9 @@ void Fleet::stop() {
     process.reset();
   };
   end(hostd_);
+  // All agents at once (each unfolds and says so before it exits), then all VMs.
+  for (auto& vm : vms_)
+    if (vm.agent) vm.agent->signal(SIGTERM);
   for (auto& vm : vms_) end(vm.agent);
   for (auto& vm : vms_)
     if (vm.vm) vm.vm->signal(SIGTERM);

@@ -63,7 +63,7 @@ void GuestTree::publishProcStat(const std::vector<ThreadTimes>& vcpus, unsigned 
   {
     std::ofstream out(temporary, std::ios::trunc);
     out << "cpu  " << userAll << " 0 0 " << idleAll << " 0 0 0 " << stealAll << " 0 0\n"
-        << perCpu.str() << "intr 0\nctxt 0\nbtime 0\nprocesses " << vcpus_ << "\nprocs_running " << runnableTasks
+        << perCpu.str() << "intr 0\nctxt 0\nbtime 0\nprocesses " << vcpus_ << "\nprocs_running " << runnableTasks + 1
         << "\nprocs_blocked 0\n";
   }
   std::rename(temporary.c_str(), path.c_str());

@@ -25,6 +25,8 @@ class GuestTree {
   GuestTree(std::string root, unsigned vcpus);
 
   // Rewrites TREE/proc/stat (atomically: readers never see half a file).
+  // procs_running counts the VM's runnable tasks and the reader: in a guest,
+  // the agent reading the file is itself running.
   void publishProcStat(const std::vector<ThreadTimes>& vcpus, unsigned runnableTasks) const;
 
   // The preferred vCPUs as a bit mask: all when the file is empty (the

@@ -94,10 +94,14 @@ bool parseWorkloadMix(const std::string& text, std::vector<WorkloadKind>& kinds)
 
 const char* workloadKindName(WorkloadKind kind) {
   switch (kind) {
-    case WorkloadKind::Compute: return "compute";
-    case WorkloadKind::Spinlock: return "spinlock";
-    case WorkloadKind::PvSpinlock: return "pvspinlock";
-    case WorkloadKind::Message: return "message";
+    case WorkloadKind::Compute:
+      return "compute";
+    case WorkloadKind::Spinlock:
+      return "spinlock";
+    case WorkloadKind::PvSpinlock:
+      return "pvspinlock";
+    case WorkloadKind::Message:
+      return "message";
   }
   return "?";
 }
@@ -140,17 +144,32 @@ struct GuestWorkload::Shared {
   // The run queue, guarded by its own lock, as a guest kernel's.
   GuestLock runQueueLock;
   std::deque<unsigned> runQueue;
-  // Bumped whenever a halted vCPU may have something to do; halted vCPUs wait on it.
+  // Bumped whenever a halted preferred vCPU may have something to do; those wait on it.
   alignas(64) std::atomic<std::uint32_t> generation{0};
+  // Bumped when the preferred vCPUs change (or the VM stops): the vCPUs that
+  // are not preferred wait on this alone. A guest kernel sends a wake-up to
+  // the CPU that will run the task, not to every idle CPU: waking the
+  // non-preferred vCPUs on every task wake-up would make them burn host CPU.
+  alignas(64) std::atomic<std::uint32_t> maskGeneration{0};
   std::atomic<std::uint64_t> contextSwitches{0};
   std::vector<Counter> counters;
   std::vector<Task> tasks;
   std::vector<Pipe> pipes;
   std::vector<std::thread> threads;
 
+  // Work for one more vCPU (a task became runnable): one halted preferred vCPU wakes.
+  void wakeOne() {
+    generation.fetch_add(1);
+    generation.notify_one();
+  }
   void wakeHalted() {
     generation.fetch_add(1);
     generation.notify_all();
+  }
+  void maskChanged() {
+    maskGeneration.fetch_add(1);
+    maskGeneration.notify_all();
+    wakeHalted();
   }
 
   // A blocked task becomes runnable again (its partner moved the pipe).
@@ -161,7 +180,7 @@ struct GuestWorkload::Shared {
       runQueue.push_back(task);
     }
     runQueueLock.unlock();
-    wakeHalted();
+    wakeOne();
   }
 };
 
@@ -186,7 +205,7 @@ void GuestWorkload::start() {
 
 void GuestWorkload::stop() {
   stopping_ = true;
-  shared_->wakeHalted();
+  shared_->maskChanged();
   for (auto& thread : shared_->threads)
     if (thread.joinable()) thread.join();
   shared_->threads.clear();
@@ -210,7 +229,7 @@ void GuestWorkload::setPreferred(std::uint64_t vcpuMask) {
   if (vcpus_ < 64) vcpuMask &= (1ull << vcpus_) - 1;
   if (vcpuMask == 0) vcpuMask = ~0ull;  // an empty mask means all, as the kernel's restore does
   if (preferred_.exchange(vcpuMask) == vcpuMask) return;
-  shared_->wakeHalted();
+  shared_->maskChanged();
 }
 
 bool GuestWorkload::isPreferred(unsigned index) const {
@@ -263,14 +282,15 @@ void GuestWorkload::runVcpu(unsigned index) {
   };
 
   while (!stopping_.load(std::memory_order_relaxed)) {
+    const std::uint32_t maskGeneration = shared.maskGeneration.load();
     const std::uint32_t generation = shared.generation.load();
     if (!isPreferred(index)) {
       if (current != kNone) {
         yield(current);
         current = kNone;
-        shared.wakeHalted();  // a preferred vCPU takes it over
+        shared.wakeOne();  // a preferred vCPU takes it over
       }
-      shared.generation.wait(generation);  // halted: the host thread sleeps
+      shared.maskGeneration.wait(maskGeneration);  // halted until it is preferred again
       continue;
     }
     if (current == kNone) current = next();
