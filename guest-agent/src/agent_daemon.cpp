@@ -1,12 +1,11 @@
 #include "vcpufold/agent/agent_daemon.h"
 
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/signalfd.h>
+#include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <spdlog/spdlog.h>
-#include <systemd/sd-daemon.h>
 
 #include "vcpufold/agent/version.h"
 #include "vcpufold/common/system_paths.h"
@@ -65,12 +64,13 @@ int AgentDaemon::run() {
   ::signal(SIGPIPE, SIG_IGN);
 
   auto& log = *parts_.log;
-  log.info("vcpufold-agent {} on {}: {} online CPUs in {} cores ({} per core), {} NUMA node(s), housekeeping {}; "
-           "actuator {}; fallback {}",
-           kAgentVersion, parts_.transport->describe(), parts_.topology.online.size(), parts_.topology.cores.size(),
-           parts_.topology.threadsPerCore, parts_.topology.numaNodes,
-           protocol::formatCpuList(parts_.topology.housekeeping), protocol::actuatorName(parts_.actuator->kind()),
-           parts_.config.fallbackEnabled ? (parts_.foldingRefused ? "refused on this platform" : "on") : "off by config");
+  log.info(
+      "vcpufold-agent {} on {}: {} online CPUs in {} cores ({} per core), {} NUMA node(s), housekeeping {}; "
+      "actuator {}; fallback {}",
+      kAgentVersion, parts_.transport->describe(), parts_.topology.online.size(), parts_.topology.cores.size(),
+      parts_.topology.threadsPerCore, parts_.topology.numaNodes, protocol::formatCpuList(parts_.topology.housekeeping),
+      protocol::actuatorName(parts_.actuator->kind()),
+      parts_.config.fallbackEnabled ? (parts_.foldingRefused ? "refused on this platform" : "on") : "off by config");
   if (auto stat = readStat()) lastStat_ = *stat;
   if (auto online = parts_.fs.readFile(paths::kCpuOnline)) onlineText_ = *online;
 
@@ -113,7 +113,7 @@ int AgentDaemon::run() {
                               events);
     for (const auto& event : events) onTransportEvent(event, afterMs);
     if (afterMs >= nextSampleMs) {
-      onSample();
+      onSample(afterMs);
       nextSampleMs = afterMs + parts_.config.sampleMs;
     }
     if (afterMs >= nextIntervalMs) {
@@ -218,14 +218,24 @@ void AgentDaemon::onHint(const protocol::Hint& hint, std::int64_t nowMs) {
                     static_cast<double>(receivedNs) / 1e6, static_cast<double>(monotonicNs() - receivedNs) / 1e6);
 }
 
-void AgentDaemon::onSample() {
+void AgentDaemon::onSample(std::int64_t nowMs) {
   auto text = parts_.fs.readFile(paths::kProcStat);
   if (!text) return;
   auto sample = parseProcStat(*text);
   if (!sample) return;
   // The reading agent is itself one of the running tasks.
-  procsRunningSum_ += sample->procsRunning > 0 ? sample->procsRunning - 1 : 0;
-  ++procsRunningSamples_;
+  const double tasks = sample->procsRunning > 0 ? sample->procsRunning - 1 : 0;
+  const auto early = demandWatch_.onSample(tasks, nowMs);
+  if (early && parts_.transport->connected()) {
+    parts_.log->debug("demand {:.1f} tasks at {:.3f} ms: status sent now", *early,
+                      static_cast<double>(monotonicNs()) / 1e6);
+    sendStatus(*early);
+  }
+}
+
+void AgentDaemon::sendStatus(double demand) {
+  send(protocol::Status{std::min(demand, 65536.0), lastStealBp_, parts_.config.intervalMs, applied_,
+                        controller_.control()});
 }
 
 void AgentDaemon::reload() {
@@ -240,7 +250,8 @@ void AgentDaemon::reload() {
     return;
   }
   const bool needsRestart = next->port != parts_.config.port || next->portName != parts_.config.portName ||
-                            next->actuator != parts_.config.actuator || next->moveRootTasks != parts_.config.moveRootTasks;
+                            next->actuator != parts_.config.actuator ||
+                            next->moveRootTasks != parts_.config.moveRootTasks;
   AgentConfig applied = *next;
   applied.port = parts_.config.port;
   applied.portName = parts_.config.portName;
@@ -248,9 +259,9 @@ void AgentDaemon::reload() {
   applied.moveRootTasks = parts_.config.moveRootTasks;
   parts_.config = applied;
   log.set_level(spdlog::level::from_str(applied.logLevel));
-  controller_.setConfig(FoldControllerConfig{!parts_.foldingRefused && applied.fallbackEnabled,
-                                             StealLawConfig{applied.intervalMs, applied.highThresholdBp,
-                                                            applied.lowThresholdBp}});
+  controller_.setConfig(
+      FoldControllerConfig{!parts_.foldingRefused && applied.fallbackEnabled,
+                           StealLawConfig{applied.intervalMs, applied.highThresholdBp, applied.lowThresholdBp}});
   log.info("SIGHUP: configuration reloaded: interval {} ms, sample {} ms, fallback {} (high {} bp, low {} bp){}",
            applied.intervalMs, applied.sampleMs, applied.fallbackEnabled ? "on" : "off", applied.highThresholdBp,
            applied.lowThresholdBp,
@@ -289,14 +300,8 @@ void AgentDaemon::onInterval(std::int64_t nowMs) {
   if (stealBp) lastStealBp_ = *stealBp;
   apply(controller_.onInterval(nowMs, stealBp), nowMs, std::nullopt);
 
-  const double demand =
-      procsRunningSamples_ ? static_cast<double>(procsRunningSum_) / procsRunningSamples_ : 0.0;
-  procsRunningSum_ = 0;
-  procsRunningSamples_ = 0;
-  if (parts_.transport->connected()) {
-    send(protocol::Status{std::min(demand, 65536.0), lastStealBp_, parts_.config.intervalMs, applied_,
-                          controller_.control()});
-  }
+  const double demand = demandWatch_.takePeriodic().value_or(0.0);
+  if (parts_.transport->connected()) sendStatus(demand);
 }
 
 void AgentDaemon::apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq) {
@@ -330,9 +335,9 @@ void AgentDaemon::sendHello() {
                            parts_.availableActuators, applied_};
   // 0xFF first: a host that has just connected discards up to it, and drops
   // whatever partial line it held from before.
-  send(protocol::Hello{protocol::Role::Agent, supportedVersions(), std::string("vcpufold-agent ") + kAgentVersion,
-                       info},
-       std::string(1, protocol::kResyncByte));
+  send(
+      protocol::Hello{protocol::Role::Agent, supportedVersions(), std::string("vcpufold-agent ") + kAgentVersion, info},
+      std::string(1, protocol::kResyncByte));
 }
 
 void AgentDaemon::send(const protocol::Message& message, const std::string& prefix) {
@@ -341,7 +346,8 @@ void AgentDaemon::send(const protocol::Message& message, const std::string& pref
     parts_.log->error("{}", line.error().message);
     return;
   }
-  if (!parts_.transport->send(prefix + *line)) parts_.log->debug("{} not sent: host not connected", protocol::messageTypeName(message));
+  if (!parts_.transport->send(prefix + *line))
+    parts_.log->debug("{} not sent: host not connected", protocol::messageTypeName(message));
 }
 
 void AgentDaemon::sendError(std::optional<std::uint64_t> seq, const std::string& reason, std::int64_t nowMs) {

@@ -44,9 +44,8 @@ std::vector<double> waterFill(double capacity, const std::vector<double>& demand
   std::iota(order.begin(), order.end(), 0);
   auto weightOf = [&weights](std::size_t i) { return std::max(weights[i], kEpsilon); };
   // Lowest demand per unit of weight first: those are satisfied before the level reaches them.
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return demands[a] / weightOf(a) < demands[b] / weightOf(b);
-  });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return demands[a] / weightOf(a) < demands[b] / weightOf(b); });
   double remaining = std::max(capacity, 0.0);
   double remainingWeight = 0.0;
   for (std::size_t i : order) remainingWeight += weightOf(i);
@@ -65,14 +64,27 @@ std::vector<double> waterFill(double capacity, const std::vector<double>& demand
   return shares;
 }
 
+std::optional<std::chrono::steady_clock::time_point> nextUnfoldDue(const AllocationConfig& config,
+                                                                   const std::map<std::string, HintState>& state) {
+  std::optional<std::chrono::steady_clock::time_point> due;
+  for (const auto& [name, vm] : state)
+    if (vm.unfoldAskedSince && (!due || *vm.unfoldAskedSince + config.unfoldDelay < *due))
+      due = *vm.unfoldAskedSince + config.unfoldDelay;
+  return due;
+}
+
 Allocation allocate(const AllocationConfig& config, double capacity, const std::vector<VmDemand>& vms,
-                    const std::map<std::string, HintState>& previous) {
+                    const std::map<std::string, HintState>& previous, std::chrono::steady_clock::time_point now) {
   Allocation result;
   result.capacity = std::max(capacity, 0.0);
   std::vector<double> demands;
   std::vector<double> weights;
+  demands.reserve(vms.size());
+  weights.reserve(vms.size());
   for (const VmDemand& vm : vms) {
-    double demand = std::max(vm.observedDemand, vm.reportedDemand.value_or(0.0));
+    double demand = vm.reportIsNewer && vm.reportedDemand
+                        ? *vm.reportedDemand
+                        : std::max(vm.observedDemand, vm.reportedDemand.value_or(0.0));
     // A VM following hints cannot use more than its policy lets it; others, their vCPUs.
     demand = std::clamp(demand, 0.0, static_cast<double>(followsHints(vm) ? upperBound(vm) : vm.vcpus));
     demands.push_back(demand);
@@ -81,6 +93,13 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
   }
   result.contention = result.totalDemand > result.capacity + kEpsilon;
   const std::vector<double> shares = result.contention ? waterFill(result.capacity, demands, weights) : demands;
+  // The part of every reason that is the same for all VMs, formatted once (a
+  // decision between ticks must stay cheap at a thousand VMs).
+  const std::string pool = result.contention ? "contention: demand " + twoDecimals(result.totalDemand) +
+                                                   " > capacity " + twoDecimals(result.capacity) + "; fair share "
+                                             : "no contention: demand " + twoDecimals(result.totalDemand) +
+                                                   " within capacity " + twoDecimals(result.capacity);
+  result.vms.reserve(vms.size());
 
   for (std::size_t i = 0; i < vms.size(); ++i) {
     const VmDemand& vm = vms[i];
@@ -90,17 +109,13 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
     out.share = shares[i];
     const auto found = previous.find(vm.name);
     const HintState before = found == previous.end() ? HintState{} : found->second;
-    const std::string context = result.contention
-                                    ? "contention: demand " + twoDecimals(result.totalDemand) + " > capacity " +
-                                          twoDecimals(result.capacity) + "; fair share " + twoDecimals(out.share) +
-                                          " (weight " + twoDecimals(vm.weight) + ")"
-                                    : "no contention: demand " + twoDecimals(result.totalDemand) +
-                                          " within capacity " + twoDecimals(result.capacity);
+    const std::string context =
+        result.contention ? pool + twoDecimals(out.share) + " (weight " + twoDecimals(vm.weight) + ")" : pool;
     if (!vm.cooperative) {
       if (vm.reachable && vm.policy.mode != FoldMode::Guest) {
         // Hinting all vCPUs folds nothing, and gives the agent a hint to acknowledge.
         out.hint = vm.vcpus;
-        out.state = HintState{vm.vcpus, 0, 0};
+        out.state = HintState{vm.vcpus, 0, std::nullopt};
         out.reason = "agent has not acknowledged a hint: all " + std::to_string(vm.vcpus) +
                      " vCPUs until it does; counted at demand " + twoDecimals(out.demand);
       } else {
@@ -116,13 +131,13 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
         continue;
       case FoldMode::Off:
         out.hint = vm.vcpus;
-        out.state = HintState{vm.vcpus, 0, 0};
+        out.state = HintState{vm.vcpus, 0, std::nullopt};
         out.reason = "policy off: all " + std::to_string(vm.vcpus) + " vCPUs";
         result.vms.push_back(out);
         continue;
       case FoldMode::Fixed:
         out.hint = upperBound(vm);
-        out.state = HintState{*out.hint, 0, 0};
+        out.state = HintState{*out.hint, 0, std::nullopt};
         out.reason = "policy fixed: " + std::to_string(*out.hint) + " vCPUs";
         result.vms.push_back(out);
         continue;
@@ -135,27 +150,28 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
     if (before.hint == 0 || target <= before.hint) {
       // Folding (or the first hint) takes effect at once.
       out.hint = target;
-      out.state = HintState{target, 0, 0};
+      out.state = HintState{target, 0, std::nullopt};
       out.reason = context + " -> " + targetText;
     } else if (result.contention && out.share < before.hint + config.unfoldMarginCpus) {
       // A share hovering just above a core boundary (load noise, QEMU's own threads) holds the hint.
       out.hint = before.hint;
-      out.state = HintState{before.hint, 0, 0};
+      out.state = HintState{before.hint, 0, std::nullopt};
       out.reason = context + " -> holding " + std::to_string(before.hint) + " vCPUs (share within " +
                    twoDecimals(config.unfoldMarginCpus) + " of it)";
     } else {
-      const std::uint32_t ticks = before.unfoldTicks + 1;
-      const std::uint32_t candidate = before.unfoldTicks == 0 ? target : std::min(before.unfoldTarget, target);
-      if (ticks >= config.unfoldDelayTicks) {
+      const auto since = before.unfoldAskedSince.value_or(now);
+      const std::uint32_t candidate = before.unfoldAskedSince ? std::min(before.unfoldTarget, target) : target;
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - since);
+      if (waited >= config.unfoldDelay) {
         out.hint = candidate;
-        out.state = HintState{candidate, 0, 0};
-        out.reason = context + " -> unfold to " + std::to_string(candidate) + " vCPUs (held " +
-                     std::to_string(ticks) + " ticks)";
+        out.state = HintState{candidate, 0, std::nullopt};
+        out.reason = context + " -> unfold to " + std::to_string(candidate) + " vCPUs (asked for " +
+                     std::to_string(waited.count()) + " ms)";
       } else {
         out.hint = before.hint;
-        out.state = HintState{before.hint, candidate, ticks};
-        out.reason = context + " -> " + targetText + ", unfold pending (" + std::to_string(ticks) + " of " +
-                     std::to_string(config.unfoldDelayTicks) + " ticks); holding " + std::to_string(before.hint);
+        out.state = HintState{before.hint, candidate, since};
+        out.reason = context + " -> " + targetText + ", unfold pending (" + std::to_string(waited.count()) + " of " +
+                     std::to_string(config.unfoldDelay.count()) + " ms); holding " + std::to_string(before.hint);
       }
     }
     result.vms.push_back(out);

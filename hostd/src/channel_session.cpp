@@ -25,7 +25,7 @@ using Clock = std::chrono::steady_clock;
 using Socket = asio::local::stream_protocol::socket;
 
 constexpr std::size_t kMaxQueuedFrames = 16;
-constexpr std::size_t kRememberedHints = 32;  // sent hints kept to check acks against
+constexpr std::size_t kRememberedHints = 32;            // sent hints kept to check acks against
 constexpr auto kHelloRepeat = std::chrono::seconds(2);  // hello again while no agent hello has come
 constexpr const char* kSoftware = "vcpufold-hostd";
 
@@ -33,11 +33,16 @@ constexpr const char* kSoftware = "vcpufold-hostd";
 
 const char* channelStateName(ChannelState state) {
   switch (state) {
-    case ChannelState::Idle: return "idle";
-    case ChannelState::Connecting: return "connecting";
-    case ChannelState::WaitingForHello: return "waiting-for-hello";
-    case ChannelState::Ready: return "ready";
-    case ChannelState::Penalised: return "penalised";
+    case ChannelState::Idle:
+      return "idle";
+    case ChannelState::Connecting:
+      return "connecting";
+    case ChannelState::WaitingForHello:
+      return "waiting-for-hello";
+    case ChannelState::Ready:
+      return "ready";
+    case ChannelState::Penalised:
+      return "penalised";
   }
   return "?";
 }
@@ -66,6 +71,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   std::string socketPath;
   ChannelLimits limits;
   Logger log;
+  ChannelSession::StatusHandler statusHandler;
   Socket socket;
   asio::steady_timer retryTimer;
   asio::steady_timer writeTimer;
@@ -81,7 +87,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
 
   std::optional<protocol::Hint> hint;
   std::deque<std::pair<std::uint64_t, std::uint32_t>> sentHints;  // seq and vCPUs, this connection only
-  bool answerWithResync = false;  // the next hint answers a hello: lead it with 0xFF
+  bool answerWithResync = false;                                  // the next hint answers a hello: lead it with 0xFF
   Clock::time_point helloSentAt{};
   std::uint64_t nextSeq = 1;
   std::uint64_t lastSentSeq = 0;
@@ -205,9 +211,8 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
                            [self = shared_from_this(), mine](const boost::system::error_code& error, std::size_t n) {
                              if (mine != self->generation || self->stopped) return;
                              if (error) {
-                               self->retryLater(self->backoff, error == asio::error::eof
-                                                                   ? "the channel closed"
-                                                                   : "read: " + error.message());
+                               self->retryLater(self->backoff, error == asio::error::eof ? "the channel closed"
+                                                                                         : "read: " + error.message());
                                return;
                              }
                              self->onBytes(n);
@@ -244,6 +249,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
     } else if (const auto* status = std::get_if<protocol::Status>(&message)) {
       snap.lastStatus = *status;
       snap.lastStatusAt = Clock::now();
+      if (statusHandler) statusHandler(*status);
     } else if (const auto* error = std::get_if<protocol::ErrorMessage>(&message)) {
       ++snap.agentErrors;
       snap.lastAgentError = error->reason;
@@ -279,8 +285,8 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
     // and a hint already overdue stays overdue (a guest that repeats hello
     // and never acknowledges is never cooperative).
     if (first)
-      sayAboutGuest(escapeForLog(hello.software, 128) + " says hello: protocol " + std::to_string(snap.version) +
-                    ", " + std::to_string(hello.agent->online.size()) + " online vCPUs, " +
+      sayAboutGuest(escapeForLog(hello.software, 128) + " says hello: protocol " + std::to_string(snap.version) + ", " +
+                    std::to_string(hello.agent->online.size()) + " online vCPUs, " +
                     std::to_string(hello.agent->threadsPerCore) + " per core");
     // Every agent hello is answered with the current hint. The agent discards
     // what it reads up to a newline or 0xFF after it reopens, so the answer
@@ -290,8 +296,8 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void onAck(const protocol::Ack& ack) {
-    const auto sent = std::find_if(sentHints.begin(), sentHints.end(),
-                                   [&ack](const auto& entry) { return entry.first == ack.seq; });
+    const auto sent =
+        std::find_if(sentHints.begin(), sentHints.end(), [&ack](const auto& entry) { return entry.first == ack.seq; });
     if (snap.state != ChannelState::Ready || sent == sentHints.end()) {
       protocolError("ack of seq " + std::to_string(ack.seq) + ", not sent on this connection");
       return;
@@ -384,7 +390,8 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
     writeTimer.async_wait([self = shared_from_this(), mine](const boost::system::error_code& error) {
       if (error || mine != self->generation) return;
       self->retryLater(self->backoff, "a write did not complete in " +
-                                          std::to_string(self->limits.writeTimeout.count()) + " ms (the guest is not reading)");
+                                          std::to_string(self->limits.writeTimeout.count()) +
+                                          " ms (the guest is not reading)");
     });
     asio::async_write(socket, asio::buffer(outbound.front().bytes),
                       [self = shared_from_this(), mine](const boost::system::error_code& error, std::size_t) {
@@ -447,6 +454,8 @@ void ChannelSession::setHint(std::optional<protocol::Hint> hint) {
 }
 
 void ChannelSession::tick() { impl_->onTick(); }
+
+void ChannelSession::onStatus(StatusHandler handler) { impl_->statusHandler = std::move(handler); }
 
 ChannelSnapshot ChannelSession::snapshot() const { return impl_->snap; }
 

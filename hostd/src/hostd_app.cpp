@@ -1,12 +1,11 @@
 #include "vcpufold/hostd/hostd_app.h"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <spdlog/spdlog.h>
 
 #include "vcpufold/common/daemon_support.h"
-
 #include "vcpufold/hostd/hostd_daemon.h"
 #include "vcpufold/hostd/libvirt_inventory.h"
 #include "vcpufold/hostd/qmp_inventory.h"
@@ -17,7 +16,6 @@ namespace vcpufold::hostd {
 namespace {
 
 constexpr const char* kDefaultConfig = "/etc/vcpufold/hostd.toml";
-
 
 Expected<HostdConfig> loadConfig(const HostdOptions& options) {
   const std::string path = options.configPath.empty() ? kDefaultConfig : options.configPath;
@@ -58,8 +56,8 @@ int checkHostdConfig(const HostdOptions& options) {
     std::fprintf(stderr, "%s\n", config.error().message.c_str());
     return 1;
   }
-  std::printf("configuration ok: tick %u ms, lease %u ticks, unfold after %u ticks, reserve %.2f CPUs, inventory %s",
-              config->intervalMs, config->ttlTicks, config->unfoldDelayTicks, config->reserveCpus,
+  std::printf("configuration ok: tick %u ms, lease %u ticks, unfold after %u ms, reserve %.2f CPUs, inventory %s",
+              config->intervalMs, config->ttlTicks, config->unfoldDelayMs, config->reserveCpus,
               inventoryKindName(config->inventory));
   if (config->inventory == InventoryKind::Libvirt)
     std::printf(" (%s)", config->libvirtUri.c_str());

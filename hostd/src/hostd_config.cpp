@@ -1,21 +1,32 @@
 #include "vcpufold/hostd/hostd_config.h"
 
-#include "vcpufold/common/daemon_support.h"
-#include "vcpufold/common/toml_text.h"
-
 #include <pwd.h>
 
 #include <set>
 
+#include "vcpufold/common/daemon_support.h"
+#include "vcpufold/common/toml_text.h"
+
 namespace vcpufold::hostd {
 namespace {
 
-const std::set<std::string> kKnownKeys = {
-    "hostd.interval_ms", "hostd.reserve_cpus",   "hostd.unfold_delay_ticks", "hostd.unfold_margin_cpus", "hostd.ttl_ticks", "hostd.log_level",
-    "hostd.missing_input_hold_ms",
-    "inventory.backend", "inventory.libvirt_uri", "inventory.qmp_directory", "inventory.qmp_socket_owner", "inventory.pool_cgroup", "metrics.address", "control.socket"};
-const std::set<std::string> kVmKeys = {"name", "qmp_socket", "hint_socket", "mode", "vcpus", "min_vcpus", "max_vcpus",
-                                       "weight"};
+const std::set<std::string> kKnownKeys = {"hostd.interval_ms",
+                                          "hostd.reserve_cpus",
+                                          "hostd.unfold_delay_ticks",
+                                          "hostd.unfold_delay_ms",
+                                          "hostd.unfold_margin_cpus",
+                                          "hostd.ttl_ticks",
+                                          "hostd.log_level",
+                                          "hostd.missing_input_hold_ms",
+                                          "inventory.backend",
+                                          "inventory.libvirt_uri",
+                                          "inventory.qmp_directory",
+                                          "inventory.qmp_socket_owner",
+                                          "inventory.pool_cgroup",
+                                          "metrics.address",
+                                          "control.socket"};
+const std::set<std::string> kVmKeys = {"name",  "qmp_socket", "hint_socket", "mode",
+                                       "vcpus", "min_vcpus",  "max_vcpus",   "weight"};
 
 class Reader {
  public:
@@ -62,7 +73,6 @@ class Reader {
   std::vector<std::string>& problems_;
 };
 
-
 }  // namespace
 
 std::optional<uid_t> uidOfUser(const std::string& name) {
@@ -97,7 +107,19 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
   Reader reader(table, "", problems);
   reader.integer("hostd.interval_ms", config.intervalMs);
   reader.number("hostd.reserve_cpus", config.reserveCpus);
-  reader.integer("hostd.unfold_delay_ticks", config.unfoldDelayTicks);
+  // unfold_delay_ticks is the older spelling: ticks of the configured interval.
+  std::uint32_t delayTicks = 0;
+  const bool hasTicks = static_cast<bool>(table.at_path("hostd.unfold_delay_ticks"));
+  reader.integer("hostd.unfold_delay_ticks", delayTicks);
+  reader.integer("hostd.unfold_delay_ms", config.unfoldDelayMs);
+  if (hasTicks) {
+    if (table.at_path("hostd.unfold_delay_ms"))
+      problems.push_back("hostd.unfold_delay_ticks: give unfold_delay_ms only (unfold_delay_ticks is its older form)");
+    else if (delayTicks > 100)
+      problems.push_back("hostd.unfold_delay_ticks: out of range 0..100");
+    else
+      config.unfoldDelayMs = delayTicks * config.intervalMs;
+  }
   reader.number("hostd.unfold_margin_cpus", config.unfoldMarginCpus);
   reader.integer("hostd.ttl_ticks", config.ttlTicks);
   reader.integer("hostd.missing_input_hold_ms", config.missingInputHoldMs);
@@ -126,7 +148,8 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
         continue;
       }
       for (const auto& [key, node] : *vmTable)
-        if (!kVmKeys.count(std::string(key.str()))) problems.push_back(prefix + std::string(key.str()) + ": unknown key");
+        if (!kVmKeys.count(std::string(key.str())))
+          problems.push_back(prefix + std::string(key.str()) + ": unknown key");
       QmpVmConfig vm;
       Reader vmReader(*vmTable, prefix, problems);
       vmReader.string("name", vm.name);
@@ -145,7 +168,8 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
       if (vm.name.empty()) problems.push_back(prefix + "name: required");
       if (vm.qmpSocket.empty()) problems.push_back(prefix + "qmp_socket: required");
       if (vm.hintSocket.empty()) problems.push_back(prefix + "hint_socket: required");
-      if (auto valid = validatePolicy(vm.policy); !valid) problems.push_back(prefix + "policy: " + valid.error().message);
+      if (auto valid = validatePolicy(vm.policy); !valid)
+        problems.push_back(prefix + "policy: " + valid.error().message);
       config.qmpVms.push_back(vm);
     }
   } else if (table.contains("vm")) {
@@ -162,7 +186,8 @@ Expected<void> validateHostdConfig(const HostdConfig& config) {
     problems.push_back("hostd.interval_ms: " + std::to_string(config.intervalMs) + " is out of range 100..60000");
   if (!(config.reserveCpus >= 0 && config.reserveCpus <= 4096))
     problems.push_back("hostd.reserve_cpus: must be 0..4096");
-  if (config.unfoldDelayTicks > 100) problems.push_back("hostd.unfold_delay_ticks: out of range 0..100");
+  if (config.unfoldDelayMs > 600000)
+    problems.push_back("hostd.unfold_delay_ms: " + std::to_string(config.unfoldDelayMs) + " is out of range 0..600000");
   if (!(config.unfoldMarginCpus >= 0 && config.unfoldMarginCpus <= 4))
     problems.push_back("hostd.unfold_margin_cpus: out of range 0..4");
   if (config.ttlTicks < 2 || config.ttlTicks > 100)
@@ -185,7 +210,8 @@ Expected<void> validateHostdConfig(const HostdConfig& config) {
     checkSocket("vm[" + std::to_string(i) + "].hint_socket", config.qmpVms[i].hintSocket);
   }
   static const std::set<std::string> kLevels = {"trace", "debug", "info", "warn", "error"};
-  if (!kLevels.count(config.logLevel)) problems.push_back("hostd.log_level: \"" + config.logLevel + "\" is not a level");
+  if (!kLevels.count(config.logLevel))
+    problems.push_back("hostd.log_level: \"" + config.logLevel + "\" is not a level");
   if (!config.qmpSocketOwner.empty() && !uidOfUser(config.qmpSocketOwner))
     problems.push_back("inventory.qmp_socket_owner: no user \"" + config.qmpSocketOwner + "\" on this host");
   if (!config.poolCgroup.empty() &&

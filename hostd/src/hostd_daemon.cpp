@@ -4,11 +4,11 @@
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <thread>
@@ -31,6 +31,10 @@ using std::chrono::milliseconds;
 constexpr std::size_t kMaxSocketPath = 107;  // sockaddr_un's sun_path less the NUL
 constexpr auto kMetricsRetry = std::chrono::seconds(10);
 constexpr auto kWorkerPatienceOnStop = std::chrono::seconds(3);
+// A changed demand report is acted on this much later: the reports of other
+// VMs that change in the same moment (one load moving between VMs) are then
+// decided on together.
+constexpr auto kEventDebounce = std::chrono::milliseconds(30);
 
 double threadCpuSeconds() {
   timespec now{};
@@ -54,6 +58,7 @@ struct HostdDaemon::Impl {
   explicit Impl(HostdParts daemonParts)
       : parts(std::move(daemonParts)),
         tickTimer(io),
+        decisionTimer(io),
         metricsRetryTimer(io),
         stopSignals(io, SIGINT, SIGTERM),
         reloadSignal(io, SIGHUP) {}
@@ -61,6 +66,7 @@ struct HostdDaemon::Impl {
   HostdParts parts;
   asio::io_context io;
   asio::steady_timer tickTimer;
+  asio::steady_timer decisionTimer;  // a decision between ticks: a demand report, an unfold falling due
   asio::steady_timer metricsRetryTimer;
   asio::signal_set stopSignals;
   asio::signal_set reloadSignal;
@@ -76,6 +82,12 @@ struct HostdDaemon::Impl {
   std::map<std::string, VmSample> previousSamples;
   std::optional<std::map<unsigned, CpuTicks>> previousTicks;
   std::optional<double> previousNonVmCpus;
+  // The inputs of the last decision taken on complete inputs: decisions
+  // between ticks reuse its samples, pool and capacity with newer channel
+  // states. None while inputs are missing (then nothing is decided anew).
+  std::optional<TickInputs> decidedInputs;
+  std::optional<Clock::time_point> eventDecisionAt;
+  std::string eventDecisionWhy;
   std::optional<Clock::time_point> inputsMissingSince;
   bool withdrawnLogged = false;
   std::string missingKind;  // what is missing, digits removed: a change is worth a line
@@ -97,6 +109,9 @@ struct HostdDaemon::Impl {
   spdlog::logger& log() { return *parts.log; }
   const HostdConfig& config() const { return parts.config; }
   milliseconds interval() const { return milliseconds(config().intervalMs); }
+  AllocationConfig allocationConfig() const {
+    return AllocationConfig{milliseconds(config().unfoldDelayMs), config().unfoldMarginCpus};
+  }
   milliseconds lease() const { return interval() * config().ttlTicks; }
   // A snapshot older than this is not evidence of now.
   milliseconds staleAfter() const { return interval() * 3; }
@@ -122,6 +137,7 @@ struct HostdDaemon::Impl {
       if (session && session->socketPath() == *vm.channelSocket) continue;
       session = std::make_unique<ChannelSession>(io, vm.name, *vm.channelSocket, limits(),
                                                  [this](const std::string& line) { log().info("{}", line); });
+      session->onStatus([this, name = vm.name](const protocol::Status& status) { onStatus(name, status); });
       session->start();
     }
     for (auto it = sessions.begin(); it != sessions.end();) {
@@ -156,8 +172,8 @@ struct HostdDaemon::Impl {
     for (const auto& vm : records) {
       const std::string error = vm.policyError.value_or("");
       if (loggedPolicyErrors[vm.name] != error && !error.empty())
-        log().warn("{}: policy metadata refused: {}; keeping mode {}", escapeForLog(vm.name, 128),
-                   escapeForLog(error), foldModeName(vm.policy.mode));
+        log().warn("{}: policy metadata refused: {}; keeping mode {}", escapeForLog(vm.name, 128), escapeForLog(error),
+                   foldModeName(vm.policy.mode));
       loggedPolicyErrors[vm.name] = error;
     }
     if (snapshotLate) log().info("inventory snapshots arrive again");
@@ -188,6 +204,8 @@ struct HostdDaemon::Impl {
     inputs.previousSamples = previousSamples;
     inputs.previousNonVmCpus = previousNonVmCpus;
     for (const auto& [name, session] : sessions) inputs.channels[name] = session->snapshot();
+    for (const auto& [name, channel] : inputs.channels)
+      if (statusIsFresh(channel, now, inputs.statusMaxAge)) inputs.reportsAtSamples[name] = channel.lastStatus->demand;
 
     const bool stale = !snapshot || now - snapshot->takenAt > staleAfter();
     if (stale) {
@@ -200,6 +218,7 @@ struct HostdDaemon::Impl {
     } else {
       inputs.missingInputs = snapshot->missing;
       inputs.samples = snapshot->samples;
+      inputs.samplesTakenAt = snapshot->takenAt;
       if (snapshot->pool) {
         inputs.poolCpus = static_cast<double>(snapshot->pool->cpus.size());
         inputs.poolSource = snapshot->pool->source;
@@ -207,25 +226,82 @@ struct HostdDaemon::Impl {
           inputs.hostBusyCpus = busyCpus(*previousTicks, *snapshot->cpuTicks, snapshot->pool->cpus);
       }
     }
-    latest = decideTick(AllocationConfig{config().unfoldDelayTicks, config().unfoldMarginCpus}, inputs, hintState,
-                        decisions);
+    latest = decideTick(allocationConfig(), inputs, hintState, decisions);
     noteInputs(now);
     if (!stale) {
       // Counters of this snapshot become the baseline of the next decision;
       // a VM missing from it keeps its older baseline (a longer window).
-      for (auto& [name, sample] : inputs.samples) previousSamples[name] = std::move(sample);
+      for (const auto& [name, sample] : inputs.samples) previousSamples[name] = sample;
       std::erase_if(previousSamples, [this](const auto& entry) {
-        return std::none_of(records.begin(), records.end(), [&entry](const VmRecord& vm) { return vm.name == entry.first; });
+        return std::none_of(records.begin(), records.end(),
+                            [&entry](const VmRecord& vm) { return vm.name == entry.first; });
       });
       if (snapshot->cpuTicks) previousTicks = snapshot->cpuTicks;
       if (!latest.inputsMissing && inputs.hostBusyCpus) previousNonVmCpus = latest.measuredNonVmCpus;
     }
     applyHints();
+    if (!stale && !latest.inputsMissing)
+      decidedInputs = std::move(inputs);
+    else
+      decidedInputs.reset();
+    armUnfoldDue();
     tickDuration.observe(threadCpuSeconds() - cpuStart);
     log().debug("decision {} at {:.3f} ms: snapshot {} ({:.3f} ms old), decide and queue {:.3f} ms", decisions,
                 std::chrono::duration<double, std::milli>(now.time_since_epoch()).count(),
                 snapshot ? snapshot->cycle : 0, snapshot ? msBetween(snapshot->takenAt, now) : -1.0,
                 msBetween(now, Clock::now()));
+  }
+
+  // An agent's status: a demand that moved by a task or more from what the
+  // last decision used calls for a decision now, not at the next tick.
+  void onStatus(const std::string& vm, const protocol::Status& status) {
+    if (!decidedInputs) return;  // no complete decision to revise (inputs missing, or none yet)
+    const auto row = std::find_if(latest.vms.begin(), latest.vms.end(),
+                                  [&vm](const VmReport& report) { return report.record.name == vm; });
+    if (row == latest.vms.end()) return;
+    const auto session = sessions.find(vm);
+    if (session == sessions.end() || !session->second->snapshot().cooperative) return;  // its word does not count
+    // Compared with the report the last decision had (else with the demand it used).
+    const double before = row->statusFresh ? row->channel.lastStatus->demand : row->allocation.demand;
+    if (std::abs(status.demand - before) < 1.0) return;
+    char text[80];
+    std::snprintf(text, sizeof text, " reports demand %.2f (was %.2f)", status.demand, before);
+    requestDecision(Clock::now() + kEventDebounce, escapeForLog(vm, 128) + text);
+  }
+
+  // A decision at `at` (the earliest asked for wins; a later one is folded into it).
+  void requestDecision(Clock::time_point at, std::string why) {
+    if (eventDecisionAt && *eventDecisionAt <= at) return;
+    eventDecisionAt = at;
+    eventDecisionWhy = std::move(why);
+    decisionTimer.expires_at(at);
+    decisionTimer.async_wait([this](const boost::system::error_code& error) {
+      if (error) return;
+      eventDecisionAt.reset();
+      decideOnEvent(Clock::now(), std::exchange(eventDecisionWhy, {}));
+    });
+  }
+
+  void armUnfoldDue() {
+    if (const auto due = nextUnfoldDue(allocationConfig(), hintState)) requestDecision(*due, "an unfold falls due");
+  }
+
+  // A decision between ticks: the last complete decision's samples, pool and
+  // capacity, with the channels as they are now.
+  void decideOnEvent(Clock::time_point now, const std::string& why) {
+    if (!decidedInputs) return;  // a tick since found inputs missing: its hold stands
+    const double cpuStart = threadCpuSeconds();
+    ++decisions;
+    ++counters.eventDecisionsTotal;
+    decidedInputs->now = now;
+    for (const auto& [name, session] : sessions) decidedInputs->channels[name] = session->snapshot();
+    latest = decideTick(allocationConfig(), *decidedInputs, hintState, decisions);
+    applyHints();
+    armUnfoldDue();
+    log().debug("decision {} at {:.3f} ms: {}; snapshot {} ({:.3f} ms old), decide and queue {:.3f} ms ({:.3f} ms CPU)",
+                decisions, std::chrono::duration<double, std::milli>(now.time_since_epoch()).count(), why,
+                snapshot ? snapshot->cycle : 0, snapshot ? msBetween(snapshot->takenAt, now) : -1.0,
+                msBetween(now, Clock::now()), (threadCpuSeconds() - cpuStart) * 1000);
   }
 
   // Logs a missing-input episode once when it starts, once when hints are
@@ -274,10 +350,9 @@ struct HostdDaemon::Impl {
       session->second->setHint(hint);
       auto& logged = loggedHints[vm.record.name];
       if (logged != vm.allocation.hint) {
-        log().info("{}: hint {} -> {}: {}", escapeForLog(vm.record.name, 128),
-                   logged ? std::to_string(*logged) : "none",
-                   vm.allocation.hint ? std::to_string(*vm.allocation.hint) : "none",
-                   escapeForLog(vm.allocation.reason));
+        log().info(
+            "{}: hint {} -> {}: {}", escapeForLog(vm.record.name, 128), logged ? std::to_string(*logged) : "none",
+            vm.allocation.hint ? std::to_string(*vm.allocation.hint) : "none", escapeForLog(vm.allocation.reason));
         logged = vm.allocation.hint;
       }
     }
@@ -383,11 +458,11 @@ struct HostdDaemon::Impl {
     parts.config = applied;
     parts.log->set_level(spdlog::level::from_str(applied.logLevel));
     worker->setPeriod(interval());
-    log().info("SIGHUP: configuration reloaded: tick {} ms, lease {} ticks, unfold after {} ticks, reserve {} CPUs, "
-               "hold on missing inputs {} ms{}",
-               applied.intervalMs, applied.ttlTicks, applied.unfoldDelayTicks, applied.reserveCpus,
-               applied.missingInputHoldMs,
-               needRestart.empty() ? "" : "; changes to " + joinWords(needRestart) + " take effect after a restart");
+    log().info(
+        "SIGHUP: configuration reloaded: tick {} ms, lease {} ticks, unfold after {} ms, reserve {} CPUs, "
+        "hold on missing inputs {} ms{}",
+        applied.intervalMs, applied.ttlTicks, applied.unfoldDelayMs, applied.reserveCpus, applied.missingInputHoldMs,
+        needRestart.empty() ? "" : "; changes to " + joinWords(needRestart) + " take effect after a restart");
   }
 
   static std::string joinWords(const std::vector<std::string>& words) {
@@ -404,9 +479,9 @@ int HostdDaemon::run() {
   auto& impl = *impl_;
   auto& config = impl.parts.config;
   impl.log().info(
-      "vcpufold-hostd {} starting: {}, tick {} ms, lease {} ticks, unfold after {} ticks, reserve {} CPUs, "
+      "vcpufold-hostd {} starting: {}, tick {} ms, lease {} ticks, unfold after {} ms, reserve {} CPUs, "
       "hold on missing inputs {} ms",
-      VCPUFOLD_VERSION, impl.parts.inventory->describe(), config.intervalMs, config.ttlTicks, config.unfoldDelayTicks,
+      VCPUFOLD_VERSION, impl.parts.inventory->describe(), config.intervalMs, config.ttlTicks, config.unfoldDelayMs,
       config.reserveCpus, config.missingInputHoldMs);
   impl.startMetrics();
   if (!config.controlSocket.empty()) {
@@ -432,7 +507,8 @@ int HostdDaemon::run() {
   impl.worker = std::make_unique<InventoryWorker>(
       std::move(impl.parts.inventory), impl.parts.fs, config.poolCgroup, impl.interval(),
       [&impl](HostSnapshot snapshot) {
-        asio::post(impl.io, [&impl, snapshot = std::move(snapshot)]() mutable { impl.onSnapshot(std::move(snapshot)); });
+        asio::post(impl.io,
+                   [&impl, snapshot = std::move(snapshot)]() mutable { impl.onSnapshot(std::move(snapshot)); });
       });
   impl.worker->start();
   impl.startedAt = Clock::now();
@@ -479,7 +555,8 @@ Expected<TickReport> HostdDaemon::observeOnce(HostdParts& parts) {
     inputs.channels[vm.name] = assumed;
   }
   std::map<std::string, HintState> state;
-  return decideTick(AllocationConfig{parts.config.unfoldDelayTicks, parts.config.unfoldMarginCpus}, inputs, state, 1);
+  return decideTick(AllocationConfig{milliseconds(parts.config.unfoldDelayMs), parts.config.unfoldMarginCpus}, inputs,
+                    state, 1);
 }
 
 }  // namespace vcpufold::hostd

@@ -61,12 +61,16 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
   w.sample("vcpufold_tick_inputs_missing_total", "", static_cast<double>(counters.inputsMissingTotal));
   w.family("vcpufold_hints_withdrawn", "gauge", "1 when inputs have been missing past the hold and no VM is hinted.");
   w.sample("vcpufold_hints_withdrawn", "", report.hintsWithdrawn ? 1 : 0);
-  w.family("vcpufold_hints_withdrawn_total", "counter", "Decisions that withdrew every hint (inputs missing too long).");
+  w.family("vcpufold_hints_withdrawn_total", "counter",
+           "Decisions that withdrew every hint (inputs missing too long).");
   w.sample("vcpufold_hints_withdrawn_total", "", static_cast<double>(counters.hintsWithdrawnTotal));
   w.family("vcpufold_inventory_snapshot_age_seconds", "gauge", "Age of the newest inventory and sample snapshot.");
   w.sample("vcpufold_inventory_snapshot_age_seconds", "", counters.snapshotAgeSeconds);
   w.family("vcpufold_inventory_snapshots_late_total", "counter", "Ticks that found the inventory snapshot too old.");
   w.sample("vcpufold_inventory_snapshots_late_total", "", static_cast<double>(counters.snapshotsLateTotal));
+  w.family("vcpufold_event_decisions_total", "counter",
+           "Decisions between ticks, on the last samples: a changed demand report, or an unfold falling due.");
+  w.sample("vcpufold_event_decisions_total", "", static_cast<double>(counters.eventDecisionsTotal));
   w.family("vcpufold_metrics_connections_evicted_total", "counter",
            "Metrics clients closed early to keep within the connection cap.");
   w.sample("vcpufold_metrics_connections_evicted_total", "", static_cast<double>(counters.metricsConnectionsEvicted));
@@ -135,7 +139,8 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
       if (name == "vcpufold_vm_agent_cooperative") w.sample(name, labels, channel.cooperative ? 1 : 0);
       if (name == "vcpufold_vm_agent_steal_ratio" && channel.lastStatus)
         w.sample(name, labels, channel.lastStatus->stealBp / 10000.0);
-      if (name == "vcpufold_vm_protocol_errors_total") w.sample(name, labels, static_cast<double>(channel.protocolErrors));
+      if (name == "vcpufold_vm_protocol_errors_total")
+        w.sample(name, labels, static_cast<double>(channel.protocolErrors));
       if (name == "vcpufold_vm_channel_connects_total") w.sample(name, labels, static_cast<double>(channel.connects));
       if (name == "vcpufold_vm_channel_penalties_total") w.sample(name, labels, static_cast<double>(channel.penalties));
       if (name == "vcpufold_vm_hints_sent_total") w.sample(name, labels, static_cast<double>(channel.hintsSent));

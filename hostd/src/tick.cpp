@@ -1,5 +1,7 @@
 #include "vcpufold/hostd/tick.h"
 
+#include <cmath>
+
 #include "vcpufold/hostd/cpu_pool.h"
 
 namespace vcpufold::hostd {
@@ -52,7 +54,7 @@ void holdOrWithdraw(const TickInputs& inputs, const std::string& missing, TickRe
                               "): hints stopped; the lease lapses and the guest unfolds or falls back";
     } else if (held != hintState.end()) {
       row.allocation.hint = held->second.hint;
-      row.allocation.state = HintState{held->second.hint, 0, 0};
+      row.allocation.state = HintState{held->second.hint, 0, std::nullopt};
       next[row.record.name] = row.allocation.state;
       row.allocation.reason = "inputs missing (" + missing + "): holding " + std::to_string(held->second.hint) +
                               " vCPUs for up to " + std::to_string(inputs.missingInputHold.count()) + " ms";
@@ -74,6 +76,8 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
   report.reserveCpus = inputs.reserveCpus;
 
   std::vector<VmDemand> demands;
+  demands.reserve(inputs.vms.size());
+  report.vms.reserve(inputs.vms.size());
   for (const VmRecord& vm : inputs.vms) {
     VmReport row;
     row.record = vm;
@@ -93,7 +97,15 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     // A guest's word counts only while it is fresh and the guest cooperates;
     // allocate() caps it at the VM's vCPUs.
     row.statusFresh = statusIsFresh(row.channel, inputs.now, inputs.statusMaxAge);
-    if (row.statusFresh) demand.reportedDemand = row.channel.lastStatus->demand;
+    if (row.statusFresh) {
+      demand.reportedDemand = row.channel.lastStatus->demand;
+      // Reported after the samples were taken, and a change from the report
+      // of that time: the guest's load moved since the host looked.
+      const auto then = inputs.reportsAtSamples.find(vm.name);
+      const bool changed =
+          then == inputs.reportsAtSamples.end() || std::abs(row.channel.lastStatus->demand - then->second) >= 1.0;
+      demand.reportIsNewer = changed && inputs.samplesTakenAt && row.channel.lastStatusAt > *inputs.samplesTakenAt;
+    }
     demand.weight = row.weight;
     demand.policy = vm.policy;
     demand.cooperative = row.channel.cooperative;
@@ -117,7 +129,7 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     return report;
   }
 
-  const Allocation allocation = allocate(config, report.capacity, demands, hintState);
+  const Allocation allocation = allocate(config, report.capacity, demands, hintState, inputs.now);
   report.totalDemand = allocation.totalDemand;
   report.contention = allocation.contention;
   std::map<std::string, HintState> next;

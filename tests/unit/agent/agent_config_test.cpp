@@ -8,7 +8,7 @@ TEST(AgentConfig, EmptyFileIsTheDefaults) {
   auto config = parseAgentConfig("", "agent.toml");
   ASSERT_TRUE(config) << config.error().message;
   EXPECT_EQ(config->intervalMs, 1000u);
-  EXPECT_EQ(config->sampleMs, 250u);
+  EXPECT_EQ(config->sampleMs, 50u);
   EXPECT_EQ(config->actuator, ActuatorChoice::Auto);
   EXPECT_TRUE(config->fallbackEnabled);
   EXPECT_EQ(config->highThresholdBp, 500u);
@@ -46,10 +46,13 @@ move_root_tasks = false
   EXPECT_FALSE(config->moveRootTasks);
 }
 
-TEST(AgentConfig, ShortIntervalPullsTheDefaultSamplePeriodDown) {
+TEST(AgentConfig, TheDefaultSamplePeriodFitsEveryIntervalAndALongerOneIsRefused) {
   auto config = parseAgentConfig("[agent]\ninterval_ms = 200\n", "agent.toml");
   ASSERT_TRUE(config) << config.error().message;
-  EXPECT_EQ(config->sampleMs, 200u);
+  EXPECT_EQ(config->sampleMs, 50u) << "the default is already shorter";
+  config = parseAgentConfig("[agent]\ninterval_ms = 100\n", "agent.toml");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->sampleMs, 50u);
   EXPECT_FALSE(parseAgentConfig("[agent]\ninterval_ms = 200\nsample_ms = 300\n", "agent.toml"));
 }
 
@@ -68,10 +71,9 @@ enabled = "yes"
                                  "/etc/vcpufold/agent.toml");
   ASSERT_FALSE(config);
   const std::string& message = config.error().message;
-  for (const char* expected :
-       {"/etc/vcpufold/agent.toml", "agent.interval_ms: 50 is out of range 100..100000", "agent.actuator: \"magic\"",
-        "agent.log_level", "agent.intervl_ms: unknown key", "fallback.low_threshold: 300 must be below",
-        "fallback.enabled: expected true or false"})
+  for (const char* expected : {"/etc/vcpufold/agent.toml", "agent.interval_ms: 50 is out of range 100..100000",
+                               "agent.actuator: \"magic\"", "agent.log_level", "agent.intervl_ms: unknown key",
+                               "fallback.low_threshold: 300 must be below", "fallback.enabled: expected true or false"})
     EXPECT_NE(message.find(expected), std::string::npos) << expected << "\n in: " << message;
 }
 
@@ -91,9 +93,11 @@ TEST(AgentConfig, WrongTypes) {
 
 TEST(AgentConfig, AFloatForAnIntegerIsRefusedWhateverItsSize) {
   // Found by fuzzing: converting 25e20 to an integer was undefined behaviour.
-  for (const char* text : {"[agent]\nsample_ms = 25e20\n", "[agent]\ninterval_ms = 500.0\n", "[agent]\ninterval_ms = nan\n"}) {
+  for (const char* text :
+       {"[agent]\nsample_ms = 25e20\n", "[agent]\ninterval_ms = 500.0\n", "[agent]\ninterval_ms = nan\n"}) {
     const auto config = parseAgentConfig(text, "agent.toml");
     ASSERT_FALSE(config) << text;
-    EXPECT_NE(config.error().message.find("expected a non-negative integer"), std::string::npos) << config.error().message;
+    EXPECT_NE(config.error().message.find("expected a non-negative integer"), std::string::npos)
+        << config.error().message;
   }
 }

@@ -19,19 +19,30 @@ VmDemand vm(std::string name, std::uint32_t vcpus, double demand, double weight 
   return d;
 }
 
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// A delay of k ticks of 1 s, as the tests below count it: asked for on k
+// decisions in a row, the first one included.
+AllocationConfig delayTicks(unsigned k, double margin = 0.25) {
+  return AllocationConfig{milliseconds(k > 0 ? (k - 1) * 1000 : 0), margin};
+}
+
 std::map<std::string, HintState> stateOf(const Allocation& allocation) {
   std::map<std::string, HintState> state;
   for (const auto& out : allocation.vms) state[out.name] = out.state;
   return state;
 }
 
-// Runs allocation tick after tick with the same inputs; returns the hints per tick.
+// Runs allocation tick after tick (1 s apart) with the same inputs; returns the hints per tick.
+Clock::time_point testNow{};
 std::vector<std::vector<std::optional<std::uint32_t>>> run(const AllocationConfig& config, double capacity,
-                                                            const std::vector<VmDemand>& vms, int ticks,
-                                                            std::map<std::string, HintState>& state) {
+                                                           const std::vector<VmDemand>& vms, int ticks,
+                                                           std::map<std::string, HintState>& state) {
   std::vector<std::vector<std::optional<std::uint32_t>>> hints;
   for (int t = 0; t < ticks; ++t) {
-    const auto allocation = allocate(config, capacity, vms, state);
+    testNow += std::chrono::seconds(1);
+    const auto allocation = allocate(config, capacity, vms, state, testNow);
     state = stateOf(allocation);
     std::vector<std::optional<std::uint32_t>> row;
     for (const auto& out : allocation.vms) row.push_back(out.hint);
@@ -62,7 +73,7 @@ TEST(WaterFill, WeightsScaleShares) {
 }
 
 TEST(Allocation, NoContentionMeansAllVcpus) {
-  const auto allocation = allocate({}, 8, {vm("a", 4, 2.0), vm("b", 4, 3.0)}, {});
+  const auto allocation = allocate({}, 8, {vm("a", 4, 2.0), vm("b", 4, 3.0)}, {}, Clock::time_point{});
   EXPECT_FALSE(allocation.contention);
   EXPECT_EQ(allocation.vms[0].hint, 4u);
   EXPECT_EQ(allocation.vms[1].hint, 4u);
@@ -70,7 +81,7 @@ TEST(Allocation, NoContentionMeansAllVcpus) {
 }
 
 TEST(Allocation, ThreeBusyVmsOnTwoCpus) {
-  const auto allocation = allocate({}, 2, {vm("a", 4, 4), vm("b", 4, 4), vm("c", 4, 4)}, {});
+  const auto allocation = allocate({}, 2, {vm("a", 4, 4), vm("b", 4, 4), vm("c", 4, 4)}, {}, Clock::time_point{});
   EXPECT_TRUE(allocation.contention);
   for (const auto& out : allocation.vms) {
     EXPECT_NEAR(out.share, 2.0 / 3.0, 1e-9);
@@ -81,8 +92,8 @@ TEST(Allocation, ThreeBusyVmsOnTwoCpus) {
 
 TEST(Allocation, ReportedDemandBeatsWhatFoldingHides) {
   VmDemand folded = vm("folded", 4, 1.0);  // runs on its one preferred vCPU...
-  folded.reportedDemand = 4.0;            // ...but has four runnable tasks
-  const auto allocation = allocate({}, 6, {folded, vm("other", 4, 1.0)}, {});
+  folded.reportedDemand = 4.0;             // ...but has four runnable tasks
+  const auto allocation = allocate({}, 6, {folded, vm("other", 4, 1.0)}, {}, Clock::time_point{});
   EXPECT_NEAR(allocation.vms[0].demand, 4.0, 1e-9);
   EXPECT_EQ(allocation.vms[0].hint, 4u) << "5 within 6: no contention, it may grow again";
 }
@@ -93,10 +104,10 @@ TEST(Allocation, WholeGuestCoresAndPolicyBounds) {
   VmDemand bounded = vm("bounded", 8, 8);
   bounded.policy.minVcpus = 3;
   bounded.policy.maxVcpus = 6;
-  const auto allocation = allocate({}, 4, {smt, bounded, vm("x", 8, 8), vm("y", 8, 8)}, {});
+  const auto allocation = allocate({}, 4, {smt, bounded, vm("x", 8, 8), vm("y", 8, 8)}, {}, Clock::time_point{});
   EXPECT_EQ(allocation.vms[0].hint, 2u) << "share 1 rounds up to one whole SMT2 core";
   EXPECT_EQ(allocation.vms[1].hint, 3u) << "min-vcpus";
-  const auto relaxed = allocate({}, 100, {smt, bounded}, {});
+  const auto relaxed = allocate({}, 100, {smt, bounded}, {}, Clock::time_point{});
   EXPECT_EQ(relaxed.vms[1].hint, 6u) << "max-vcpus caps even without contention";
 }
 
@@ -109,7 +120,7 @@ TEST(Allocation, PoliciesOffFixedGuestAndNoAgent) {
   VmDemand guest = vm("guest", 4, 4);
   guest.policy.mode = FoldMode::Guest;
   const VmDemand noAgent = vm("noagent", 4, 4, 100, false);
-  const auto allocation = allocate({}, 2, {off, fixed, guest, noAgent}, {});
+  const auto allocation = allocate({}, 2, {off, fixed, guest, noAgent}, {}, Clock::time_point{});
   EXPECT_EQ(allocation.vms[0].hint, 4u);
   EXPECT_EQ(allocation.vms[1].hint, 2u);
   EXPECT_FALSE(allocation.vms[2].hint);
@@ -119,7 +130,7 @@ TEST(Allocation, PoliciesOffFixedGuestAndNoAgent) {
 }
 
 TEST(Allocation, FoldAtOnceUnfoldAfterTheDelay) {
-  const AllocationConfig config{3};
+  const AllocationConfig config = delayTicks(3);
   std::map<std::string, HintState> state;
   auto hints = run(config, 2, {vm("a", 4, 4), vm("b", 4, 4)}, 1, state);
   EXPECT_EQ(hints[0][0], 1u);
@@ -134,8 +145,43 @@ TEST(Allocation, FoldAtOnceUnfoldAfterTheDelay) {
   EXPECT_EQ(hints[0][0], 1u);
 }
 
+TEST(Allocation, AnUnfoldFallsDueAtTheDelayNotAtATick) {
+  const AllocationConfig config{milliseconds(1000), 0.25};
+  const Clock::time_point start{};
+  std::map<std::string, HintState> state = stateOf(allocate(config, 2, {vm("a", 4, 4), vm("b", 4, 4)}, {}, start));
+  EXPECT_EQ(state["a"].hint, 1u);
+  EXPECT_FALSE(nextUnfoldDue(config, state));
+  // b goes idle 100 ms later: a's share is 2, the unfold is pending from then.
+  const std::vector<VmDemand> idle{vm("a", 4, 4), vm("b", 4, 0)};
+  auto allocation = allocate(config, 2, idle, state, start + milliseconds(100));
+  EXPECT_EQ(allocation.vms[0].hint, 1u);
+  state = stateOf(allocation);
+  ASSERT_TRUE(nextUnfoldDue(config, state));
+  EXPECT_EQ(*nextUnfoldDue(config, state), start + milliseconds(1100));
+  allocation = allocate(config, 2, idle, state, start + milliseconds(1099));
+  EXPECT_EQ(allocation.vms[0].hint, 1u) << "1 ms early";
+  state = stateOf(allocation);
+  EXPECT_EQ(*nextUnfoldDue(config, state), start + milliseconds(1100)) << "the wait keeps its start";
+  allocation = allocate(config, 2, idle, state, start + milliseconds(1100));
+  EXPECT_EQ(allocation.vms[0].hint, 2u);
+  EXPECT_NE(allocation.vms[0].reason.find("unfold to 2 vCPUs (asked for 1000 ms)"), std::string::npos)
+      << allocation.vms[0].reason;
+  EXPECT_FALSE(nextUnfoldDue(config, stateOf(allocation)));
+}
+
+TEST(Allocation, ANewerReportIsTheDemandOnItsOwn) {
+  VmDemand quiet = vm("b", 4, 4.0);  // the host saw it busy
+  quiet.reportedDemand = 0.0;        // then its agent said it went idle
+  auto allocation = allocate({}, 2, {vm("a", 4, 4), quiet}, {}, Clock::time_point{});
+  EXPECT_DOUBLE_EQ(allocation.vms[1].demand, 4.0) << "an older report: at least what the host saw";
+  quiet.reportIsNewer = true;
+  allocation = allocate({}, 2, {vm("a", 4, 4), quiet}, {}, Clock::time_point{});
+  EXPECT_DOUBLE_EQ(allocation.vms[1].demand, 0.0);
+  EXPECT_EQ(allocation.vms[0].hint, 2u) << "a gets the CPUs b left";
+}
+
 TEST(Allocation, ShareHoveringAtACoreBoundaryHoldsTheHint) {
-  const AllocationConfig config{0, 0.25};
+  const AllocationConfig config = delayTicks(0, 0.25);
   std::map<std::string, HintState> state;
   // a's share moves between 0.95 and 1.15 CPUs as the capacity wobbles: hint 1 throughout.
   for (double capacity : {1.90, 2.30, 1.95, 2.25, 2.10, 1.92}) {
@@ -147,7 +193,7 @@ TEST(Allocation, ShareHoveringAtACoreBoundaryHoldsTheHint) {
 }
 
 TEST(Allocation, FlickeringDemandDoesNotFlap) {
-  const AllocationConfig config{3};
+  const AllocationConfig config = delayTicks(3);
   std::map<std::string, HintState> state;
   run(config, 2, {vm("a", 4, 4), vm("b", 4, 4)}, 1, state);
   // b alternates busy and idle every tick: a must never unfold.
@@ -160,7 +206,7 @@ TEST(Allocation, FlickeringDemandDoesNotFlap) {
 TEST(Allocation, RandomisedProperties) {
   std::mt19937_64 random(2026);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  const AllocationConfig config{3};
+  const AllocationConfig config = delayTicks(3);
   int contended = 0;
   for (int round = 0; round < 5000; ++round) {
     const int count = 1 + static_cast<int>(random() % 8);
@@ -177,7 +223,7 @@ TEST(Allocation, RandomisedProperties) {
       if (random() % 4 == 0) d.policy.maxVcpus = d.policy.minVcpus + static_cast<std::uint32_t>(random() % 4);
       vms.push_back(d);
     }
-    const auto allocation = allocate(config, capacity, vms, {});
+    const auto allocation = allocate(config, capacity, vms, {}, Clock::time_point{});
     contended += allocation.contention;
     double totalShare = 0;
     for (std::size_t i = 0; i < vms.size(); ++i) {
@@ -211,8 +257,7 @@ TEST(Allocation, RandomisedProperties) {
       for (std::size_t i = 0; i < vms.size(); ++i) {
         if (allocation.vms[i].share >= allocation.vms[i].demand - 1e-9) continue;
         const double level = allocation.vms[i].share / vms[i].weight;
-        for (std::size_t j = 0; j < vms.size(); ++j)
-          EXPECT_LE(allocation.vms[j].share / vms[j].weight, level + 1e-9);
+        for (std::size_t j = 0; j < vms.size(); ++j) EXPECT_LE(allocation.vms[j].share / vms[j].weight, level + 1e-9);
       }
     }
   }
@@ -224,14 +269,16 @@ TEST(Allocation, RandomisedConvergenceAndStepResponse) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (int round = 0; round < 500; ++round) {
     // No margin here: the step response of the delay alone.
-    const AllocationConfig config{static_cast<std::uint32_t>(random() % 5), 0.0};
+    const auto delay = static_cast<unsigned>(random() % 5);
+    const AllocationConfig config = delayTicks(delay, 0.0);
     std::vector<VmDemand> vms;
     const int count = 2 + static_cast<int>(random() % 5);
-    for (int i = 0; i < count; ++i) vms.push_back(vm("vm" + std::to_string(i), 2 + static_cast<std::uint32_t>(random() % 8), 0));
+    for (int i = 0; i < count; ++i)
+      vms.push_back(vm("vm" + std::to_string(i), 2 + static_cast<std::uint32_t>(random() % 8), 0));
     for (auto& d : vms) d.observedDemand = unit(random) * d.vcpus;
     const double capacity = 1 + unit(random) * 8;
     std::map<std::string, HintState> state;
-    const auto settle = run(config, capacity, vms, static_cast<int>(config.unfoldDelayTicks) + 2, state);
+    const auto settle = run(config, capacity, vms, static_cast<int>(delay) + 2, state);
     // Steady inputs: after convergence the hints stop changing.
     const auto steady = run(config, capacity, vms, 10, state);
     for (const auto& row : steady) EXPECT_EQ(row, steady.front());
@@ -240,15 +287,15 @@ TEST(Allocation, RandomisedConvergenceAndStepResponse) {
     // Step change: new demands. Folds land on the next tick; unfolds within the delay.
     for (auto& d : vms) d.observedDemand = unit(random) * d.vcpus;
     std::map<std::string, HintState> fresh;
-    const auto target = run(AllocationConfig{0, 0.0}, capacity, vms, 1, fresh).front();
-    const auto after = run(config, capacity, vms, static_cast<int>(config.unfoldDelayTicks) + 1, state);
+    const auto target = run(delayTicks(0, 0.0), capacity, vms, 1, fresh).front();
+    const auto after = run(config, capacity, vms, static_cast<int>(delay) + 1, state);
     for (std::size_t i = 0; i < vms.size(); ++i) {
       const auto before = steady.back()[i];
       if (*target[i] <= *before) {
         EXPECT_EQ(after[0][i], target[i]) << "fold within one tick";
       } else {
-        const std::size_t by = std::max<std::size_t>(config.unfoldDelayTicks, 1) - 1;
-        EXPECT_EQ(after[by][i], target[i]) << "unfold within the delay of " << config.unfoldDelayTicks;
+        const std::size_t by = std::max<std::size_t>(delay, 1) - 1;
+        EXPECT_EQ(after[by][i], target[i]) << "unfold within the delay of " << delay << " ticks";
         for (std::size_t t = 0; t < by; ++t) EXPECT_EQ(after[t][i], before) << "no early unfold";
       }
     }

@@ -94,7 +94,7 @@ TickInputs quietHost() {
 }
 
 std::map<std::string, HintState> hinted(std::uint32_t vcpus) {
-  return {{"vm1", HintState{vcpus, 0, 0}}, {"vm2", HintState{vcpus, 0, 0}}};
+  return {{"vm1", HintState{vcpus, 0, std::nullopt}}, {"vm2", HintState{vcpus, 0, std::nullopt}}};
 }
 
 TEST(DecideTickMissingInputs, AnUnreadablePoolHoldsTheHintsInsteadOfFolding) {
@@ -157,7 +157,7 @@ TEST(DecideTickMissingInputs, AVmNeverHintedIsNotHintedOnMissingInputs) {
 TEST(DecideTickMissingInputs, CompleteInputsDecideNormally) {
   TickInputs inputs = quietHost();
   auto state = hinted(1);
-  const TickReport report = decideTick(AllocationConfig{0, 0.25}, inputs, state, 5);
+  const TickReport report = decideTick(AllocationConfig{std::chrono::milliseconds(0), 0.25}, inputs, state, 5);
   EXPECT_FALSE(report.inputsMissing.has_value());
   for (const auto& vm : report.vms) EXPECT_EQ(vm.allocation.hint, 4u) << "unfolded: no contention";
 }
@@ -169,8 +169,8 @@ TickInputs idleButReporting(double reported, Clock::time_point reportedAt, bool 
   for (auto& [name, channel] : inputs.channels) {
     channel.state = ChannelState::Ready;
     channel.cooperative = cooperative;
-    channel.agentHello = protocol::Hello{protocol::Role::Agent, {1}, "agent",
-                                         protocol::AgentInfo{protocol::CpuSet::range(0, 3), 1, 1, {}, {}}};
+    channel.agentHello = protocol::Hello{
+        protocol::Role::Agent, {1}, "agent", protocol::AgentInfo{protocol::CpuSet::range(0, 3), 1, 1, {}, {}}};
     channel.lastStatus = protocol::Status{reported, 0, 1000, protocol::CpuSet::range(0, 3), protocol::Control::Host};
     channel.lastStatusAt = reportedAt;
   }
@@ -225,6 +225,36 @@ TEST(DecideTickStatus, AReportOlderThanTwoOfItsOwnIntervalsIsStaleEvenWithinTheC
   channel.lastStatus->intervalMs = 100000;  // a guest claiming a long interval is still capped
   channel.lastStatusAt = kNow - std::chrono::milliseconds(3001);
   EXPECT_FALSE(statusIsFresh(channel, kNow, std::chrono::milliseconds(3000)));
+}
+
+TEST(DecideTickStatus, AReportNewerThanTheSamplesIsTheDemandOnItsOwn) {
+  // The host saw every vCPU of both VMs want to run all tick (demand 8 on 2
+  // CPUs); then both agents reported 0 tasks, after the samples were taken.
+  TickInputs inputs = contendedPool(2, 0.25);
+  inputs.now = kNow;
+  for (auto& [name, channel] : inputs.channels) {
+    channel.state = ChannelState::Ready;
+    channel.lastStatus = protocol::Status{0, 0, 1000, protocol::CpuSet::range(0, 3), protocol::Control::Host};
+    channel.lastStatusAt = kNow - std::chrono::milliseconds(100);
+  }
+  inputs.samplesTakenAt = kNow - std::chrono::milliseconds(300);
+  std::map<std::string, HintState> state;
+  TickReport report = decideTick({}, inputs, state, 2);
+  EXPECT_DOUBLE_EQ(report.totalDemand, 0.0) << "both went idle after the samples";
+  EXPECT_FALSE(report.contention);
+  // The same reports, older than the samples: the host's view counts too.
+  inputs.samplesTakenAt = kNow - std::chrono::milliseconds(50);
+  state.clear();
+  report = decideTick({}, inputs, state, 3);
+  EXPECT_DOUBLE_EQ(report.totalDemand, 8.0);
+  EXPECT_TRUE(report.contention);
+  // Newer, but the same as what they reported when the samples were taken: a
+  // guest that always says 0 while the host sees it busy does not count as idle.
+  inputs.samplesTakenAt = kNow - std::chrono::milliseconds(300);
+  inputs.reportsAtSamples = {{"vm1", 0.0}, {"vm2", 0.5}};
+  state.clear();
+  report = decideTick({}, inputs, state, 4);
+  EXPECT_DOUBLE_EQ(report.totalDemand, 8.0);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #pragma once
 // AgentDaemon: the agent's event loop. It wires the pure parts together:
 //   transport -> frame decoder -> codec -> FoldController -> actuator -> ack
-//   every sample:   procs_running (demand)
+//   every sample:   procs_running (demand); a change that holds is sent to
+//                   the host at once as a status (demand_watch.h)
 //   every interval: CPU hotplug (re-place, re-apply, hello again), steal
 //                   ratio, lease expiry and fallback, apply, status
 // It runs until SIGTERM or SIGINT, then unfolds the guest and returns 0.
@@ -17,6 +18,7 @@
 
 #include "vcpufold/agent/actuator.h"
 #include "vcpufold/agent/agent_config.h"
+#include "vcpufold/agent/demand_watch.h"
 #include "vcpufold/agent/fold_controller.h"
 #include "vcpufold/agent/proc_stat.h"
 #include "vcpufold/agent/steal_law.h"
@@ -57,7 +59,8 @@ class AgentDaemon {
   void onTransportEvent(const TransportEvent& event, std::int64_t nowMs);
   void onFrame(const std::string& frame, std::int64_t nowMs);
   void onHint(const protocol::Hint& hint, std::int64_t nowMs);
-  void onSample();
+  void onSample(std::int64_t nowMs);
+  void sendStatus(double demand);
   void onInterval(std::int64_t nowMs);
   void checkHotplug(std::int64_t nowMs);
   void reload();
@@ -75,8 +78,7 @@ class AgentDaemon {
   protocol::Control appliedControl_ = protocol::Control::None;
   std::optional<StealReading> lastStat_;
   std::uint32_t lastStealBp_ = 0;
-  std::uint64_t procsRunningSum_ = 0;
-  std::uint32_t procsRunningSamples_ = 0;
+  DemandWatch demandWatch_;
   std::int64_t errorWindowStartMs_ = 0;
   int errorsInWindow_ = 0;
   std::uint64_t errorsSuppressed_ = 0;

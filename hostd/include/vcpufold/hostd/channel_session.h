@@ -9,7 +9,8 @@
 //   naming CPUs the guest has online and no more than the hint allowed, makes
 //   the VM cooperative; a hello does not, and an agent that stops
 //   acknowledging is not cooperative;
-//   status intake (demand, steal), forgotten on disconnect.
+//   status intake (demand, steal), forgotten on disconnect, each one handed
+//   to the owner's status handler (a changed demand may call for a decision).
 // Guest bytes are hostile: a bounded decoder, a per-VM read rate limit, an
 // error budget (over it: disconnect for a backoff period, logged once), a
 // per-VM budget of log lines with every guest string escaped,
@@ -39,8 +40,8 @@ struct ChannelLimits {
   std::size_t readBytesPerSecond = 64 * 1024;   // more is read a second later
   int errorBudget = 20;                         // protocol errors per errorWindow
   std::chrono::milliseconds errorWindow{10'000};
-  std::chrono::milliseconds penalty{30'000};    // disconnected this long when over budget
-  std::uint32_t logLinesPerWindow = 5;          // guest-caused log lines per logWindow; the rest are counted
+  std::chrono::milliseconds penalty{30'000};  // disconnected this long when over budget
+  std::uint32_t logLinesPerWindow = 5;        // guest-caused log lines per logWindow; the rest are counted
   std::chrono::milliseconds logWindow{10'000};
 };
 
@@ -52,7 +53,7 @@ struct ChannelSnapshot {
   ChannelState state = ChannelState::Idle;
   std::uint32_t version = 0;
   std::optional<protocol::Hello> agentHello;
-  std::optional<protocol::Status> lastStatus;  // none until the agent reports on this connection
+  std::optional<protocol::Status> lastStatus;            // none until the agent reports on this connection
   std::chrono::steady_clock::time_point lastStatusAt{};  // when lastStatus arrived
   std::optional<protocol::Ack> lastAck;
   std::optional<std::string> lastAgentError;
@@ -84,6 +85,10 @@ class ChannelSession {
   void setHint(std::optional<protocol::Hint> hint);
   // Called once per tick: re-sends the hint (lease renewal), updates cooperation.
   void tick();
+  // Runs on the io_context after every status the agent sends (the snapshot
+  // already has it). It must not block; it may schedule work.
+  using StatusHandler = std::function<void(const protocol::Status&)>;
+  void onStatus(StatusHandler handler);
 
   [[nodiscard]] ChannelSnapshot snapshot() const;
   [[nodiscard]] const std::string& socketPath() const;

@@ -29,20 +29,20 @@ struct QmpVmConfig {
 
 struct HostdConfig {
   // [hostd]
-  std::uint32_t intervalMs = 1000;        // the tick; 100..60000
-  double reserveCpus = 0.0;               // pCPUs kept from VMs; 0..pool
-  std::uint32_t unfoldDelayTicks = 3;     // ticks a larger hint must hold before unfolding; 0..100
-  double unfoldMarginCpus = 0.25;         // a share must clear the hint by this much to unfold; 0..4
-  std::uint32_t ttlTicks = 3;             // a hint's lease, in ticks; 2..100
+  std::uint32_t intervalMs = 1000;            // the tick; 100..60000
+  double reserveCpus = 0.0;                   // pCPUs kept from VMs; 0..pool
+  std::uint32_t unfoldDelayMs = 1000;         // how long a larger hint must be asked for before unfolding; 0..600000
+  double unfoldMarginCpus = 0.25;             // a share must clear the hint by this much to unfold; 0..4
+  std::uint32_t ttlTicks = 3;                 // a hint's lease, in ticks; 2..100
   std::uint32_t missingInputHoldMs = 10'000;  // hints held while inputs are missing, then withdrawn; 0..600000
   std::string logLevel = "info";
   // [inventory]
   InventoryKind inventory = InventoryKind::Libvirt;
   std::string libvirtUri = "qemu:///system";
-  std::string qmpDirectory;               // scan for NAME.qmp next to NAME.hint.sock ("" = off)
-  std::string qmpSocketOwner;             // user whose sockets in qmpDirectory count, besides root and hostd's own
-  std::vector<QmpVmConfig> qmpVms;        // [[vm]] tables
-  std::string poolCgroup;                 // the VMs' cgroup, relative to the cgroup root ("" = libvirt's machine cgroup)
+  std::string qmpDirectory;         // scan for NAME.qmp next to NAME.hint.sock ("" = off)
+  std::string qmpSocketOwner;       // user whose sockets in qmpDirectory count, besides root and hostd's own
+  std::vector<QmpVmConfig> qmpVms;  // [[vm]] tables
+  std::string poolCgroup;           // the VMs' cgroup, relative to the cgroup root ("" = libvirt's machine cgroup)
   // [metrics]
   std::string metricsAddress = "127.0.0.1:9477";  // "" = off
   // [control]

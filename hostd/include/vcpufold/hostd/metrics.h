@@ -22,10 +22,11 @@ struct TickDurationHistogram {
 
 // What the daemon counts across ticks: the faults it met and held through.
 struct DaemonCounters {
-  std::uint64_t inputsMissingTotal = 0;   // decisions taken on missing inputs (held or withdrawn)
-  std::uint64_t hintsWithdrawnTotal = 0;  // of those, past the hold: no VM hinted
-  std::uint64_t snapshotsLateTotal = 0;   // ticks that found the inventory snapshot too old
-  double snapshotAgeSeconds = 0.0;        // age of the newest inventory snapshot
+  std::uint64_t inputsMissingTotal = 0;         // decisions taken on missing inputs (held or withdrawn)
+  std::uint64_t hintsWithdrawnTotal = 0;        // of those, past the hold: no VM hinted
+  std::uint64_t snapshotsLateTotal = 0;         // ticks that found the inventory snapshot too old
+  std::uint64_t eventDecisionsTotal = 0;        // decisions between ticks: a demand report, an unfold falling due
+  double snapshotAgeSeconds = 0.0;              // age of the newest inventory snapshot
   std::uint64_t metricsConnectionsEvicted = 0;  // metrics clients closed to stay within the cap
   std::uint64_t metricsAcceptErrors = 0;        // accept() failures (EMFILE and the like)
   bool metricsListening = true;

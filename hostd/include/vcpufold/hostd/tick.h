@@ -9,7 +9,11 @@
 // `missingInputHold`, never made smaller; after that no VM is hinted, the
 // leases lapse and the guests unfold or fall back to their own steal law.
 // A guest's demand report counts only while it is fresh and the agent is
-// cooperative, and never above the VM's vCPUs.
+// cooperative, and never above the VM's vCPUs. A report that arrived after the
+// samples and moved by a task or more from the report of that time replaces
+// what they observed (the guest's load changed since); otherwise the demand is
+// at least what the host observed (folding hides demand, and a guest that
+// always under-reports must not make the decisions flap).
 
 #include <chrono>
 #include <cstdint>
@@ -63,11 +67,16 @@ struct TickInputs {
   std::optional<double> previousNonVmCpus;  // the last tick's measuredNonVmCpus
   bool cgroupV2 = true;                     // libvirt's cpu_shares is cpu.weight (v2) or cpu.shares (v1)
 
-  std::chrono::steady_clock::time_point now{};       // the time of this decision
-  std::chrono::milliseconds statusMaxAge{3'000};     // a status older than this (or 2 of its intervals) is stale
-  std::vector<std::string> missingInputs;            // what the daemon could not read this tick, and why
+  std::chrono::steady_clock::time_point now{};  // the time of this decision
+  // When the samples were taken, and each VM's reported demand then: a status
+  // that arrived later and moved by a task or more from that report says the
+  // guest's load changed after the samples (a decision between ticks).
+  std::optional<std::chrono::steady_clock::time_point> samplesTakenAt;
+  std::map<std::string, double> reportsAtSamples;
+  std::chrono::milliseconds statusMaxAge{3'000};  // a status older than this (or 2 of its intervals) is stale
+  std::vector<std::string> missingInputs;         // what the daemon could not read this tick, and why
   std::optional<std::chrono::steady_clock::time_point> inputsMissingSince;  // start of the current episode
-  std::chrono::milliseconds missingInputHold{10'000};  // how long hints are held on missing inputs
+  std::chrono::milliseconds missingInputHold{10'000};                       // how long hints are held on missing inputs
 };
 
 // Why this tick's inputs are not complete (the daemon's missingInputs and any
