@@ -34,7 +34,7 @@ void applySizes(const Fleet& fleet, const std::vector<unsigned>& sizes) {
 }  // namespace
 
 double warmupSeconds(const Scenario& scenario, Mode mode) {
-  return isControlled(mode) ? scenario.warmupSeconds : std::min(scenario.warmupSeconds, 0.5);
+  return isControlled(mode) ? scenario.warmupSeconds : std::min(scenario.warmupSeconds, 0.3);
 }
 
 double RunResult::totalOperationsPerSecond() const {

@@ -45,7 +45,7 @@ struct VmResult {
 };
 
 // Controlled modes warm up for the scenario's warm-up, so that the daemons
-// have started and acted; fixed counts need only their first change applied.
+// have started and acted; fixed counts need only their first change applied (0.3 s).
 double warmupSeconds(const Scenario& scenario, Mode mode);
 
 struct RunResult {

@@ -159,7 +159,9 @@ int main(int argc, char** argv) {
   const auto hints = readAgentHints(fleet.file(0, ".agent.log"));
   const auto reports = readEarlyStatuses(fleet.file(1, ".agent.log"));
   Stages fold, unfold;
-  for (const auto& [at, tasks] : readTimeline(fleet.file(1, ".tasks.log"))) {
+  const auto changes = readTimeline(fleet.file(1, ".tasks.log"));
+  for (std::size_t index = 1; index < changes.size(); ++index) {  // the first line is the VM's start
+    const auto& [at, tasks] = changes[index];
     const bool wakes = tasks > 0;
     const double changeMs = static_cast<double>(at) / 1e6;
     // vm-a's first hint after the change that folds (or unfolds) it.

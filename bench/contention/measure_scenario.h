@@ -15,7 +15,7 @@ namespace vcpufold::bench {
 struct MeasureOptions {
   unsigned repetitions = 5;
   bool search = true;                                // false: best-static and clairvoyant are left out
-  double probeSeconds = 1.5;                         // each search candidate's measurement
+  double probeSeconds = 1.0;                         // each search candidate's measurement
   std::function<void(const std::string&)> progress;  // one line per step
 };
 

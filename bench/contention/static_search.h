@@ -26,6 +26,6 @@ struct StaticSearch {
 };
 
 // probeSeconds: how long each candidate is measured (after a short settle).
-StaticSearch searchStatic(const BenchConfig& config, const Scenario& scenario, double probeSeconds = 1.5);
+StaticSearch searchStatic(const BenchConfig& config, const Scenario& scenario, double probeSeconds = 1.0);
 
 }  // namespace vcpufold::bench

@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
     }
     const auto tickAt = std::chrono::steady_clock::time_point{} + std::chrono::seconds(tick);
     inputs.now = tickAt;
-    inputs.samplesTakenAt = tickAt;
+    inputs.windowStartedAt = tickAt - std::chrono::seconds(1);
     const double start = cpuSeconds();
     const TickReport report = decideTick(AllocationConfig{}, inputs, state, static_cast<std::uint64_t>(tick));
     std::uint64_t seq = static_cast<std::uint64_t>(tick) * static_cast<std::uint64_t>(vms);

@@ -86,6 +86,10 @@ struct HostdDaemon::Impl {
   // between ticks reuse its samples, pool and capacity with newer channel
   // states. None while inputs are missing (then nothing is decided anew).
   std::optional<TickInputs> decidedInputs;
+  // When the newest decided snapshot was taken (the next samples' window
+  // starts there), and the demand each guest reported at that time.
+  std::optional<Clock::time_point> windowStartedAt;
+  std::map<std::string, double> reportsAtWindowStart;
   std::optional<Clock::time_point> eventDecisionAt;
   std::string eventDecisionWhy;
   std::optional<Clock::time_point> inputsMissingSince;
@@ -204,8 +208,10 @@ struct HostdDaemon::Impl {
     inputs.previousSamples = previousSamples;
     inputs.previousNonVmCpus = previousNonVmCpus;
     for (const auto& [name, session] : sessions) inputs.channels[name] = session->snapshot();
-    for (const auto& [name, channel] : inputs.channels)
-      if (statusIsFresh(channel, now, inputs.statusMaxAge)) inputs.reportsAtSamples[name] = channel.lastStatus->demand;
+    // The samples cover the time since the last decided snapshot; what the
+    // guests reported then is the baseline a newer report is compared with.
+    inputs.windowStartedAt = windowStartedAt;
+    inputs.reportsAtWindowStart = reportsAtWindowStart;
 
     const bool stale = !snapshot || now - snapshot->takenAt > staleAfter();
     if (stale) {
@@ -218,7 +224,6 @@ struct HostdDaemon::Impl {
     } else {
       inputs.missingInputs = snapshot->missing;
       inputs.samples = snapshot->samples;
-      inputs.samplesTakenAt = snapshot->takenAt;
       if (snapshot->pool) {
         inputs.poolCpus = static_cast<double>(snapshot->pool->cpus.size());
         inputs.poolSource = snapshot->pool->source;
@@ -232,6 +237,10 @@ struct HostdDaemon::Impl {
       // Counters of this snapshot become the baseline of the next decision;
       // a VM missing from it keeps its older baseline (a longer window).
       for (const auto& [name, sample] : inputs.samples) previousSamples[name] = sample;
+      windowStartedAt = snapshot->takenAt;
+      reportsAtWindowStart.clear();
+      for (const auto& [name, channel] : inputs.channels)
+        if (statusIsFresh(channel, now, inputs.statusMaxAge)) reportsAtWindowStart[name] = channel.lastStatus->demand;
       std::erase_if(previousSamples, [this](const auto& entry) {
         return std::none_of(records.begin(), records.end(),
                             [&entry](const VmRecord& vm) { return vm.name == entry.first; });

@@ -99,12 +99,12 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     row.statusFresh = statusIsFresh(row.channel, inputs.now, inputs.statusMaxAge);
     if (row.statusFresh) {
       demand.reportedDemand = row.channel.lastStatus->demand;
-      // Reported after the samples were taken, and a change from the report
-      // of that time: the guest's load moved since the host looked.
-      const auto then = inputs.reportsAtSamples.find(vm.name);
+      // Reported after the samples' window began, and a change from the
+      // report of that time: the guest's load moved while or since the host looked.
+      const auto then = inputs.reportsAtWindowStart.find(vm.name);
       const bool changed =
-          then == inputs.reportsAtSamples.end() || std::abs(row.channel.lastStatus->demand - then->second) >= 1.0;
-      demand.reportIsNewer = changed && inputs.samplesTakenAt && row.channel.lastStatusAt > *inputs.samplesTakenAt;
+          then == inputs.reportsAtWindowStart.end() || std::abs(row.channel.lastStatus->demand - then->second) >= 1.0;
+      demand.reportIsNewer = changed && inputs.windowStartedAt && row.channel.lastStatusAt > *inputs.windowStartedAt;
     }
     demand.weight = row.weight;
     demand.policy = vm.policy;

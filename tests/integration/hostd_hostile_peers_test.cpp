@@ -3,13 +3,12 @@
 // local users who hold the metrics port, and an inventory that hangs.
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -22,8 +21,8 @@
 #include "unix_socket.h"
 #include "vcpufold/hostd/hostd_config.h"
 #include "vcpufold/hostd/inventory_worker.h"
-#include "vcpufold/hostd/qmp_inventory.h"
 #include "vcpufold/hostd/qmp_client.h"
+#include "vcpufold/hostd/qmp_inventory.h"
 #include "vcpufold/hostd/text_servers.h"
 
 using namespace vcpufold::hostd;
@@ -66,7 +65,9 @@ class Monitor {
 
   void talk(int client) {
     auto say = [client](const std::string& line) { return ::send(client, line.data(), line.size(), MSG_NOSIGNAL) > 0; };
-    if (greet_) say(R"({"QMP":{"version":{},"capabilities":[]}})" "\n");
+    if (greet_)
+      say(R"({"QMP":{"version":{},"capabilities":[]}})"
+          "\n");
     std::string pending;
     int commands = 0;
     while (!stop_) {
@@ -79,7 +80,8 @@ class Monitor {
       while (pending.find('\n') != std::string::npos) {
         pending.erase(0, pending.find('\n') + 1);
         if (++commands == 1 && greet_)
-          say(R"({"return":{}})" "\n");  // qmp_capabilities
+          say(R"({"return":{}})"
+              "\n");  // qmp_capabilities
         else
           reply_(client, stop_);
       }
@@ -132,7 +134,8 @@ TEST_F(HostilePeers, QmpRepliesOfTheWrongShapeAreErrorsNotCrashes) {
 
 TEST_F(HostilePeers, AnEndlessStreamOfEventsCannotHoldACallOrMemory) {
   Monitor monitor(path("m.qmp"), [](int fd, const std::atomic<bool>& stop) {
-    const std::string event = R"({"event":"VSERPORT_CHANGE","data":{"id":"x","open":true}})" "\n";
+    const std::string event = R"({"event":"VSERPORT_CHANGE","data":{"id":"x","open":true}})"
+                              "\n";
     std::string burst;
     for (int i = 0; i < 100; ++i) burst += event;
     while (!stop && ::send(fd, burst.data(), burst.size(), MSG_NOSIGNAL) > 0) {
@@ -237,9 +240,7 @@ class HangingInventory final : public Inventory {
     while (!release_) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return std::vector<VmRecord>{};
   }
-  vcpufold::Expected<std::map<std::string, VmSample>> sample() override {
-    return std::map<std::string, VmSample>{};
-  }
+  vcpufold::Expected<std::map<std::string, VmSample>> sample() override { return std::map<std::string, VmSample>{}; }
 
  private:
   std::atomic<bool>& release_;
@@ -339,12 +340,29 @@ TEST_F(HostilePeers, QmpDirectoryEntriesMustBeRealSocketsOfTrustedOwners) {
 }
 
 TEST_F(HostilePeers, AnUnknownQmpSocketOwnerIsAConfigurationError) {
-  const auto config = parseHostdConfig("[inventory]\nbackend = \"qmp\"\nqmp_directory = \"/run/qemu-server\"\n"
-                                       "qmp_socket_owner = \"no-such-user-here\"\n",
-                                       "hostd.toml");
+  const auto config = parseHostdConfig(
+      "[inventory]\nbackend = \"qmp\"\nqmp_directory = \"/run/qemu-server\"\n"
+      "qmp_socket_owner = \"no-such-user-here\"\n",
+      "hostd.toml");
   ASSERT_FALSE(config);
   EXPECT_NE(config.error().message.find("inventory.qmp_socket_owner"), std::string::npos) << config.error().message;
   EXPECT_TRUE(parseHostdConfig("[inventory]\nqmp_socket_owner = \"nobody\"\n", "hostd.toml"));
+}
+
+TEST_F(HostilePeers, TheUnfoldDelayIsTimeAndItsOlderFormInTicksIsStillRead) {
+  auto config = parseHostdConfig("[hostd]\nunfold_delay_ms = 2500\n", "hostd.toml");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->unfoldDelayMs, 2500u);
+  config = parseHostdConfig("[hostd]\ninterval_ms = 500\nunfold_delay_ticks = 4\n", "hostd.toml");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->unfoldDelayMs, 2000u) << "4 ticks of 500 ms";
+  EXPECT_EQ(parseHostdConfig("", "hostd.toml")->unfoldDelayMs, 1000u);
+  for (const char* bad : {"unfold_delay_ms = 1000\nunfold_delay_ticks = 3\n", "unfold_delay_ms = 600001\n",
+                          "unfold_delay_ticks = 101\n"}) {
+    const auto refused = parseHostdConfig(std::string("[hostd]\n") + bad, "hostd.toml");
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_NE(refused.error().message.find("hostd.unfold_delay_"), std::string::npos) << refused.error().message;
+  }
 }
 
 TEST_F(HostilePeers, APoolCgroupOutsideTheCgroupTreeIsAConfigurationError) {

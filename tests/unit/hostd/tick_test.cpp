@@ -229,7 +229,7 @@ TEST(DecideTickStatus, AReportOlderThanTwoOfItsOwnIntervalsIsStaleEvenWithinTheC
 
 TEST(DecideTickStatus, AReportNewerThanTheSamplesIsTheDemandOnItsOwn) {
   // The host saw every vCPU of both VMs want to run all tick (demand 8 on 2
-  // CPUs); then both agents reported 0 tasks, after the samples were taken.
+  // CPUs); both agents reported 0 tasks after the samples' window began.
   TickInputs inputs = contendedPool(2, 0.25);
   inputs.now = kNow;
   for (auto& [name, channel] : inputs.channels) {
@@ -237,21 +237,21 @@ TEST(DecideTickStatus, AReportNewerThanTheSamplesIsTheDemandOnItsOwn) {
     channel.lastStatus = protocol::Status{0, 0, 1000, protocol::CpuSet::range(0, 3), protocol::Control::Host};
     channel.lastStatusAt = kNow - std::chrono::milliseconds(100);
   }
-  inputs.samplesTakenAt = kNow - std::chrono::milliseconds(300);
+  inputs.windowStartedAt = kNow - std::chrono::milliseconds(300);
   std::map<std::string, HintState> state;
   TickReport report = decideTick({}, inputs, state, 2);
   EXPECT_DOUBLE_EQ(report.totalDemand, 0.0) << "both went idle after the samples";
   EXPECT_FALSE(report.contention);
-  // The same reports, older than the samples: the host's view counts too.
-  inputs.samplesTakenAt = kNow - std::chrono::milliseconds(50);
+  // The same reports, from before the window: the host's view counts too.
+  inputs.windowStartedAt = kNow - std::chrono::milliseconds(50);
   state.clear();
   report = decideTick({}, inputs, state, 3);
   EXPECT_DOUBLE_EQ(report.totalDemand, 8.0);
   EXPECT_TRUE(report.contention);
-  // Newer, but the same as what they reported when the samples were taken: a
+  // Newer, but the same as what they reported when the window began: a
   // guest that always says 0 while the host sees it busy does not count as idle.
-  inputs.samplesTakenAt = kNow - std::chrono::milliseconds(300);
-  inputs.reportsAtSamples = {{"vm1", 0.0}, {"vm2", 0.5}};
+  inputs.windowStartedAt = kNow - std::chrono::milliseconds(300);
+  inputs.reportsAtWindowStart = {{"vm1", 0.0}, {"vm2", 0.5}};
   state.clear();
   report = decideTick({}, inputs, state, 4);
   EXPECT_DOUBLE_EQ(report.totalDemand, 8.0);

@@ -10,10 +10,11 @@
 // leases lapse and the guests unfold or fall back to their own steal law.
 // A guest's demand report counts only while it is fresh and the agent is
 // cooperative, and never above the VM's vCPUs. A report that arrived after the
-// samples and moved by a task or more from the report of that time replaces
-// what they observed (the guest's load changed since); otherwise the demand is
-// at least what the host observed (folding hides demand, and a guest that
-// always under-reports must not make the decisions flap).
+// samples' window began and moved by a task or more from the report of that
+// time replaces what they observed (the guest's load changed, and the samples
+// average across the change); otherwise the demand is at least what the host
+// observed (folding hides demand, and a guest that always under-reports must
+// not make the decisions flap).
 
 #include <chrono>
 #include <cstdint>
@@ -68,11 +69,12 @@ struct TickInputs {
   bool cgroupV2 = true;                     // libvirt's cpu_shares is cpu.weight (v2) or cpu.shares (v1)
 
   std::chrono::steady_clock::time_point now{};  // the time of this decision
-  // When the samples were taken, and each VM's reported demand then: a status
-  // that arrived later and moved by a task or more from that report says the
-  // guest's load changed after the samples (a decision between ticks).
-  std::optional<std::chrono::steady_clock::time_point> samplesTakenAt;
-  std::map<std::string, double> reportsAtSamples;
+  // When the samples' window began (the previous snapshot), and each VM's
+  // reported demand then: a status that arrived later and moved by a task or
+  // more from that report says the guest's load changed within the window or
+  // since; it is the current level, where the samples average across the change.
+  std::optional<std::chrono::steady_clock::time_point> windowStartedAt;
+  std::map<std::string, double> reportsAtWindowStart;
   std::chrono::milliseconds statusMaxAge{3'000};  // a status older than this (or 2 of its intervals) is stale
   std::vector<std::string> missingInputs;         // what the daemon could not read this tick, and why
   std::optional<std::chrono::steady_clock::time_point> inputsMissingSince;  // start of the current episode
