@@ -375,6 +375,10 @@ void GuestWorkload::runVcpu(unsigned index) {
         stopping_.load(std::memory_order_relaxed)) {
       yield(current);
       current = kNone;
+      // A preferred vCPU may be halted with nothing to run: it takes this task
+      // over (without the wake-up, a VM whose other tasks are all blocked on
+      // this one stops for good).
+      shared.wakeOne();
       continue;
     }
     // The slice is over: the next task waiting gets this vCPU; with none

@@ -116,6 +116,7 @@ int main(int argc, char** argv) {
     auto& channel = inputs.channels[moved];
     channel.lastStatus->demand = channel.lastStatus->demand >= 1 ? 0.0 : static_cast<double>(vcpus);
     channel.lastStatusAt = tickAt + std::chrono::milliseconds(250);
+    channel.lastDemandChangeAt = channel.lastStatusAt;
     inputs.now = tickAt + std::chrono::milliseconds(300);
     const double eventStart = cpuSeconds();
     const TickReport event = decideTick(AllocationConfig{}, inputs, state, static_cast<std::uint64_t>(tick));

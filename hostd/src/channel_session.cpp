@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -247,6 +248,8 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
     } else if (const auto* ack = std::get_if<protocol::Ack>(&message)) {
       onAck(*ack);
     } else if (const auto* status = std::get_if<protocol::Status>(&message)) {
+      if (!snap.lastStatus || std::abs(status->demand - snap.lastStatus->demand) >= 1.0)
+        snap.lastDemandChangeAt = Clock::now();
       snap.lastStatus = *status;
       snap.lastStatusAt = Clock::now();
       if (statusHandler) statusHandler(*status);

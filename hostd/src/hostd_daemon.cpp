@@ -86,10 +86,8 @@ struct HostdDaemon::Impl {
   // between ticks reuse its samples, pool and capacity with newer channel
   // states. None while inputs are missing (then nothing is decided anew).
   std::optional<TickInputs> decidedInputs;
-  // When the newest decided snapshot was taken (the next samples' window
-  // starts there), and the demand each guest reported at that time.
+  // When the newest decided snapshot was taken: the next samples' window starts there.
   std::optional<Clock::time_point> windowStartedAt;
-  std::map<std::string, double> reportsAtWindowStart;
   std::optional<Clock::time_point> eventDecisionAt;
   std::string eventDecisionWhy;
   std::optional<Clock::time_point> inputsMissingSince;
@@ -208,10 +206,8 @@ struct HostdDaemon::Impl {
     inputs.previousSamples = previousSamples;
     inputs.previousNonVmCpus = previousNonVmCpus;
     for (const auto& [name, session] : sessions) inputs.channels[name] = session->snapshot();
-    // The samples cover the time since the last decided snapshot; what the
-    // guests reported then is the baseline a newer report is compared with.
+    // The samples cover the time since the last decided snapshot.
     inputs.windowStartedAt = windowStartedAt;
-    inputs.reportsAtWindowStart = reportsAtWindowStart;
 
     const bool stale = !snapshot || now - snapshot->takenAt > staleAfter();
     if (stale) {
@@ -238,9 +234,6 @@ struct HostdDaemon::Impl {
       // a VM missing from it keeps its older baseline (a longer window).
       for (const auto& [name, sample] : inputs.samples) previousSamples[name] = sample;
       windowStartedAt = snapshot->takenAt;
-      reportsAtWindowStart.clear();
-      for (const auto& [name, channel] : inputs.channels)
-        if (statusIsFresh(channel, now, inputs.statusMaxAge)) reportsAtWindowStart[name] = channel.lastStatus->demand;
       std::erase_if(previousSamples, [this](const auto& entry) {
         return std::none_of(records.begin(), records.end(),
                             [&entry](const VmRecord& vm) { return vm.name == entry.first; });

@@ -1,7 +1,5 @@
 #include "vcpufold/hostd/tick.h"
 
-#include <cmath>
-
 #include "vcpufold/hostd/cpu_pool.h"
 
 namespace vcpufold::hostd {
@@ -99,12 +97,8 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     row.statusFresh = statusIsFresh(row.channel, inputs.now, inputs.statusMaxAge);
     if (row.statusFresh) {
       demand.reportedDemand = row.channel.lastStatus->demand;
-      // Reported after the samples' window began, and a change from the
-      // report of that time: the guest's load moved while or since the host looked.
-      const auto then = inputs.reportsAtWindowStart.find(vm.name);
-      const bool changed =
-          then == inputs.reportsAtWindowStart.end() || std::abs(row.channel.lastStatus->demand - then->second) >= 1.0;
-      demand.reportIsNewer = changed && inputs.windowStartedAt && row.channel.lastStatusAt > *inputs.windowStartedAt;
+      // The guest's demand moved after the samples' window began.
+      demand.reportIsNewer = inputs.windowStartedAt && row.channel.lastDemandChangeAt > *inputs.windowStartedAt;
     }
     demand.weight = row.weight;
     demand.policy = vm.policy;

@@ -227,31 +227,32 @@ TEST(DecideTickStatus, AReportOlderThanTwoOfItsOwnIntervalsIsStaleEvenWithinTheC
   EXPECT_FALSE(statusIsFresh(channel, kNow, std::chrono::milliseconds(3000)));
 }
 
-TEST(DecideTickStatus, AReportNewerThanTheSamplesIsTheDemandOnItsOwn) {
+TEST(DecideTickStatus, ADemandThatMovedAfterTheWindowBeganIsTheReportOnItsOwn) {
   // The host saw every vCPU of both VMs want to run all tick (demand 8 on 2
-  // CPUs); both agents reported 0 tasks after the samples' window began.
+  // CPUs); both agents' reports dropped to 0 tasks after the samples' window began.
   TickInputs inputs = contendedPool(2, 0.25);
   inputs.now = kNow;
   for (auto& [name, channel] : inputs.channels) {
     channel.state = ChannelState::Ready;
     channel.lastStatus = protocol::Status{0, 0, 1000, protocol::CpuSet::range(0, 3), protocol::Control::Host};
     channel.lastStatusAt = kNow - std::chrono::milliseconds(100);
+    channel.lastDemandChangeAt = kNow - std::chrono::milliseconds(200);
   }
   inputs.windowStartedAt = kNow - std::chrono::milliseconds(300);
   std::map<std::string, HintState> state;
   TickReport report = decideTick({}, inputs, state, 2);
-  EXPECT_DOUBLE_EQ(report.totalDemand, 0.0) << "both went idle after the samples";
+  EXPECT_DOUBLE_EQ(report.totalDemand, 0.0) << "both went idle within the window";
   EXPECT_FALSE(report.contention);
-  // The same reports, from before the window: the host's view counts too.
-  inputs.windowStartedAt = kNow - std::chrono::milliseconds(50);
+  // The same reports, moved before the window began: the host's view counts too.
+  inputs.windowStartedAt = kNow - std::chrono::milliseconds(150);
   state.clear();
   report = decideTick({}, inputs, state, 3);
   EXPECT_DOUBLE_EQ(report.totalDemand, 8.0);
   EXPECT_TRUE(report.contention);
-  // Newer, but the same as what they reported when the window began: a
-  // guest that always says 0 while the host sees it busy does not count as idle.
+  // Fresh reports that never moved (a guest that always says 0 while the host
+  // sees it busy) do not count as idle either.
+  for (auto& [name, channel] : inputs.channels) channel.lastDemandChangeAt = kNow - std::chrono::hours(1);
   inputs.windowStartedAt = kNow - std::chrono::milliseconds(300);
-  inputs.reportsAtWindowStart = {{"vm1", 0.0}, {"vm2", 0.5}};
   state.clear();
   report = decideTick({}, inputs, state, 4);
   EXPECT_DOUBLE_EQ(report.totalDemand, 8.0);

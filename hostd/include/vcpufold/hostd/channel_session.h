@@ -55,6 +55,8 @@ struct ChannelSnapshot {
   std::optional<protocol::Hello> agentHello;
   std::optional<protocol::Status> lastStatus;            // none until the agent reports on this connection
   std::chrono::steady_clock::time_point lastStatusAt{};  // when lastStatus arrived
+  // When the reported demand last moved by a task or more (or was first reported) on this connection.
+  std::chrono::steady_clock::time_point lastDemandChangeAt{};
   std::optional<protocol::Ack> lastAck;
   std::optional<std::string> lastAgentError;
   bool cooperative = false;  // ready, and a hint of this connection acknowledged, none overdue

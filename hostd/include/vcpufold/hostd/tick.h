@@ -9,12 +9,12 @@
 // `missingInputHold`, never made smaller; after that no VM is hinted, the
 // leases lapse and the guests unfold or fall back to their own steal law.
 // A guest's demand report counts only while it is fresh and the agent is
-// cooperative, and never above the VM's vCPUs. A report that arrived after the
-// samples' window began and moved by a task or more from the report of that
-// time replaces what they observed (the guest's load changed, and the samples
-// average across the change); otherwise the demand is at least what the host
-// observed (folding hides demand, and a guest that always under-reports must
-// not make the decisions flap).
+// cooperative, and never above the VM's vCPUs. When the reported demand moved
+// by a task or more after the samples' window began, the report replaces what
+// they observed (the guest's load changed, and the samples average across the
+// change); otherwise the demand is at least what the host observed (folding
+// hides demand, and a guest that always under-reports must not make the
+// decisions flap).
 
 #include <chrono>
 #include <cstdint>
@@ -69,12 +69,11 @@ struct TickInputs {
   bool cgroupV2 = true;                     // libvirt's cpu_shares is cpu.weight (v2) or cpu.shares (v1)
 
   std::chrono::steady_clock::time_point now{};  // the time of this decision
-  // When the samples' window began (the previous snapshot), and each VM's
-  // reported demand then: a status that arrived later and moved by a task or
-  // more from that report says the guest's load changed within the window or
-  // since; it is the current level, where the samples average across the change.
+  // When the samples' window began (the previous snapshot): a guest whose
+  // reported demand moved after that changed its load within the window or
+  // since; its report is the current level, where the samples average across
+  // the change.
   std::optional<std::chrono::steady_clock::time_point> windowStartedAt;
-  std::map<std::string, double> reportsAtWindowStart;
   std::chrono::milliseconds statusMaxAge{3'000};  // a status older than this (or 2 of its intervals) is stale
   std::vector<std::string> missingInputs;         // what the daemon could not read this tick, and why
   std::optional<std::chrono::steady_clock::time_point> inputsMissingSince;  // start of the current episode
