@@ -9,14 +9,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "bench_text.h"
+
 namespace vcpufold::bench {
 
 namespace {
-
-void writeText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-}
 
 std::string cpuRange(unsigned first, unsigned count) {
   return count == 1 ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(first + count - 1);
@@ -95,7 +92,7 @@ Fleet::Fleet(const FleetBinaries& binaries, std::string directory, const std::ve
                                                    "\nactuator = \"kernel\"\nlog_level = \"debug\"\n");
     const std::string base = directory_ + "/" + spec.name;
     const unsigned tasks = tasksAt(spec.schedule, 0);
-    writeText(base + ".load", std::to_string(tasks) + "\n");
+    writeWholeFile(base + ".load", std::to_string(tasks) + "\n");
     vm.group = std::make_unique<CpuGroup>(spec.name, spec.weight);
     vm.vm = std::make_unique<testing::ChildProcess>(
         binaries_.emulatedVm,
@@ -151,7 +148,7 @@ void Fleet::startHostd() {
     config << "[[vm]]\nname = \"" << vm.spec.name << "\"\nqmp_socket = \"" << directory_ << "/" << vm.spec.name
            << ".qmp\"\nhint_socket = \"" << directory_ << "/" << vm.spec.name
            << ".hint.sock\"\nweight = " << static_cast<long>(vm.spec.weight) << "\n";
-  writeText(directory_ + "/hostd.toml", config.str());
+  writeWholeFile(directory_ + "/hostd.toml", config.str());
   hostd_ = std::make_unique<testing::ChildProcess>(
       binaries_.hostd, std::vector<std::string>{"--config", directory_ + "/hostd.toml"}, directory_ + "/hostd.log");
 }
@@ -175,7 +172,7 @@ void Fleet::stop() {
 }
 
 void Fleet::setTasks(std::size_t vm, unsigned tasks) const {
-  writeText(file(vm, ".load"), std::to_string(tasks) + "\n");
+  writeWholeFile(file(vm, ".load"), std::to_string(tasks) + "\n");
 }
 
 void Fleet::setPreferred(std::size_t vm, unsigned count) const {

@@ -292,6 +292,9 @@ struct HostdDaemon::Impl {
   // capacity, with the channels as they are now.
   void decideOnEvent(Clock::time_point now, const std::string& why) {
     if (!decidedInputs) return;  // a tick since found inputs missing: its hold stands
+    // Samples older than a tick decision would accept are not evidence either:
+    // the next tick holds, and nothing is decided on them meanwhile.
+    if (!snapshot || now - snapshot->takenAt > staleAfter()) return;
     const double cpuStart = threadCpuSeconds();
     ++decisions;
     ++counters.eventDecisionsTotal;
