@@ -8,7 +8,7 @@ using namespace vcpufold::bench;
 
 namespace {
 
-// vm-a busy throughout; vm-b idle 5 s, busy 5 s, idle 5 s (bench/contention/scenarios/load-step.toml).
+// vm-a busy throughout; vm-b idle 5 s, busy 5 s, idle 5 s: the shape of bench/contention/scenarios/load-step.toml.
 Scenario loadStep() {
   Scenario scenario;
   scenario.durationSeconds = 15;
