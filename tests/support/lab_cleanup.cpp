@@ -1,7 +1,7 @@
 #include "lab_cleanup.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -36,7 +36,8 @@ class LabCleanup : public ::testing::Environment {
       const std::string self = std::to_string(::getpid());
       (void)std::system(("kill_tree() { for c in $(pgrep -P \"$1\"); do kill_tree \"$c\"; done; "
                          "kill -9 \"$1\" 2>/dev/null; }; "
-                         "for c in $(pgrep -P " + self + "); do [ \"$c\" = $$ ] || kill_tree \"$c\"; done; true")
+                         "for c in $(pgrep -P " +
+                         self + "); do [ \"$c\" = $$ ] || kill_tree \"$c\"; done; true")
                             .c_str());
       destroyStaleLabDomains();
       ::_exit(128 + signo);  // children started by the test die with it (PR_SET_PDEATHSIG)
@@ -54,8 +55,9 @@ class LabCleanup : public ::testing::Environment {
 void destroyStaleLabDomains() {
   (void)std::system(
       "command -v virsh >/dev/null 2>&1 && pgrep -x libvirtd >/dev/null 2>&1 && "
-      "for d in $(virsh -c qemu:///system list --all --name 2>/dev/null | grep -E '^vcpufold-(e2e|fold)-'); do "
-      "virsh -c qemu:///system destroy \"$d\" >/dev/null 2>&1; virsh -c qemu:///system undefine \"$d\" >/dev/null 2>&1; "
+      "for d in $(virsh -c qemu:///system list --all --name 2>/dev/null | grep -E '^vcpufold-(e2e|fold|bench)-'); do "
+      "virsh -c qemu:///system destroy \"$d\" >/dev/null 2>&1; virsh -c qemu:///system undefine \"$d\" >/dev/null "
+      "2>&1; "
       "echo \"destroyed the stale lab domain $d\"; done; true");
 }
 

@@ -2,16 +2,15 @@
 // Lab guests under libvirt outlive a test process that is killed (a ctest
 // timeout, Ctrl-C): libvirtd, not the test, is their parent. An end-to-end
 // test binary calls registerLabCleanup() once (a static in its file): stale
-// lab domains (vcpufold-e2e-*, vcpufold-fold-*) are destroyed before its tests start, and on
-// SIGTERM or SIGINT before it exits.
+// lab domains (vcpufold-e2e-*, vcpufold-fold-*, the benches' vcpufold-bench-*) are destroyed before its tests start,
+// and on SIGTERM or SIGINT before it exits.
 
 namespace vcpufold::testing {
 
 bool registerLabCleanup();
 
-// Destroys and undefines every libvirt domain named vcpufold-e2e-* or
-// vcpufold-fold-*; quiet
-// where libvirt is not running.
+// Destroys and undefines every libvirt domain named vcpufold-e2e-*,
+// vcpufold-fold-* or vcpufold-bench-*; quiet where libvirt is not running.
 void destroyStaleLabDomains();
 
 }  // namespace vcpufold::testing
