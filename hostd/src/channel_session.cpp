@@ -73,6 +73,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   ChannelLimits limits;
   Logger log;
   ChannelSession::StatusHandler statusHandler;
+  ChannelSession::CooperationHandler cooperationHandler;
   Socket socket;
   asio::steady_timer retryTimer;
   asio::steady_timer writeTimer;
@@ -313,7 +314,9 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
     if (oldestUnackedSeq && ack.seq >= *oldestUnackedSeq) oldestUnackedSeq.reset();
     if (uncooperativeSince) say("the agent acknowledges again");
     uncooperativeSince.reset();
+    const bool wasCooperative = snap.cooperative;
     snap.cooperative = snap.state == ChannelState::Ready;
+    if (!wasCooperative && snap.cooperative && cooperationHandler) cooperationHandler();
   }
 
   // An acknowledgement must name CPUs the guest said it has online, and no
@@ -459,6 +462,7 @@ void ChannelSession::setHint(std::optional<protocol::Hint> hint) {
 void ChannelSession::tick() { impl_->onTick(); }
 
 void ChannelSession::onStatus(StatusHandler handler) { impl_->statusHandler = std::move(handler); }
+void ChannelSession::onCooperation(CooperationHandler handler) { impl_->cooperationHandler = std::move(handler); }
 
 ChannelSnapshot ChannelSession::snapshot() const { return impl_->snap; }
 

@@ -140,6 +140,7 @@ struct HostdDaemon::Impl {
       session = std::make_unique<ChannelSession>(io, vm.name, *vm.channelSocket, limits(),
                                                  [this](const std::string& line) { log().info("{}", line); });
       session->onStatus([this, name = vm.name](const protocol::Status& status) { onStatus(name, status); });
+      session->onCooperation([this, name = vm.name] { onCooperation(name); });
       session->start();
     }
     for (auto it = sessions.begin(); it != sessions.end();) {
@@ -269,6 +270,14 @@ struct HostdDaemon::Impl {
     char text[80];
     std::snprintf(text, sizeof text, " reports demand %.2f (was %.2f)", status.demand, before);
     requestDecision(Clock::now() + kEventDebounce, escapeForLog(vm, 128) + text);
+  }
+
+  // An agent that starts acknowledging has so far been hinted all its vCPUs
+  // (its word did not count): its share applies from now, not from the next
+  // tick. After a restart of hostd every VM goes through this.
+  void onCooperation(const std::string& vm) {
+    if (!decidedInputs) return;
+    requestDecision(Clock::now() + kEventDebounce, escapeForLog(vm, 128) + " acknowledges hints");
   }
 
   // A decision at `at` (the earliest asked for wins; a later one is folded into it).

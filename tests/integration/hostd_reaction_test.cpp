@@ -3,15 +3,18 @@
 // (which report a change of runnable tasks at once) and two emulated VMs on
 // this host's CPUs. A neighbour waking folds a VM within a fraction of the
 // tick; the neighbour going idle unfolds it once the unfold delay (1 s) has
-// passed, not before and not at the next tick.
+// passed, not before and not at the next tick. An agent that starts
+// acknowledging gets its share at once.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "fleet.h"
+#include "latency_stages.h"
 
 using namespace vcpufold::bench;
 using vcpufold::testing::waitUntil;
@@ -91,5 +94,31 @@ TEST(HostdReaction, ANeighbourWakingFoldsAtOnceAndItsIdlingUnfoldsAfterTheDelay)
   EXPECT_LT(unfold, 2000) << "unfolded " << unfold << " ms after the change: at a tick, not when due\n"
                           << readFile(hostdLog);
   EXPECT_NE(readFile(hostdLog).find("an unfold falls due"), std::string::npos) << readFile(hostdLog);
+  fleet.stop();
+}
+
+TEST(HostdReaction, AnAgentsFirstAcknowledgementGetsItsShareWithoutWaitingForATick) {
+  if (std::thread::hardware_concurrency() > 2) GTEST_SKIP() << "the emulated VMs' load assumes 2 host CPUs";
+  FleetBinaries binaries{VCPUFOLD_EMULATED_VM, VCPUFOLD_AGENT_BINARY, VCPUFOLD_HOSTD_BINARY};
+  vcpufold::testing::FixtureTree work("");
+  // Both busy with 4 tasks on 2 CPUs: each one's share is 1 CPU.
+  Fleet fleet(binaries, work.root().string() + "/fleet", {computeVm("vm-a", 4), computeVm("vm-b", 4)},
+              FleetOptions{kTickMs, 0});
+  fleet.startAgents();
+  fleet.startHostd();
+  const std::string hostdLog = fleet.directory() + "/hostd.log";
+  ASSERT_TRUE(waitUntil([&] { return preferredNow(fleet, 0) == 1; }, 4 * kTickMs)) << readFile(hostdLog);
+  // From hostd's first hint (all 4 vCPUs until the agent acknowledges one) to
+  // the first of 1 vCPU, as the agent received them: the acknowledgement, not
+  // the next tick, brings the share.
+  const auto hints = readAgentHints(fleet.file(0, ".agent.log"));
+  ASSERT_FALSE(hints.empty());
+  EXPECT_EQ(hints.front().vcpus, 4u);
+  const auto fold = std::find_if(hints.begin(), hints.end(), [](const AgentHint& hint) { return hint.vcpus == 1; });
+  ASSERT_NE(fold, hints.end()) << readFile(hostdLog);
+  EXPECT_LT(fold->receivedMs - hints.front().receivedMs, 1000)
+      << "folded a tick after the all-vCPUs hint, not at the acknowledgement\n"
+      << readFile(hostdLog);
+  EXPECT_NE(readFile(hostdLog).find("vm-a acknowledges hints"), std::string::npos) << readFile(hostdLog);
   fleet.stop();
 }

@@ -91,6 +91,11 @@ class ChannelSession {
   // already has it). It must not block; it may schedule work.
   using StatusHandler = std::function<void(const protocol::Status&)>;
   void onStatus(StatusHandler handler);
+  // Runs on the io_context when the agent becomes cooperative: its first
+  // valid acknowledgement on a connection, or one after it had stopped
+  // acknowledging. Same rules as onStatus.
+  using CooperationHandler = std::function<void()>;
+  void onCooperation(CooperationHandler handler);
 
   [[nodiscard]] ChannelSnapshot snapshot() const;
   [[nodiscard]] const std::string& socketPath() const;
