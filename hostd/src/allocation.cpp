@@ -1,6 +1,7 @@
 #include "vcpufold/hostd/allocation.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -10,10 +11,13 @@ namespace {
 
 constexpr double kEpsilon = 1e-9;
 
+// As printf's "%.2f" (the standard defines to_chars so), without its locale
+// and format parsing: reasons are built for every VM at every decision.
 std::string twoDecimals(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f", value);
-  return text;
+  char text[320];  // the longest double in fixed notation with 2 decimals
+  const auto written = std::to_chars(text, text + sizeof text, value, std::chars_format::fixed, 2);
+  if (written.ec != std::errc{}) return "?";
+  return std::string(text, written.ptr);
 }
 
 // The most CPUs a VM can use under its policy, when it follows hints.
@@ -121,25 +125,25 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
       } else {
         out.reason = "no working agent: counted at demand " + twoDecimals(out.demand) + ", not hinted";
       }
-      result.vms.push_back(out);
+      result.vms.push_back(std::move(out));
       continue;
     }
     switch (vm.policy.mode) {
       case FoldMode::Guest:
         out.reason = "policy guest: the guest's own fallback decides";
-        result.vms.push_back(out);
+        result.vms.push_back(std::move(out));
         continue;
       case FoldMode::Off:
         out.hint = vm.vcpus;
         out.state = HintState{vm.vcpus, 0, std::nullopt};
         out.reason = "policy off: all " + std::to_string(vm.vcpus) + " vCPUs";
-        result.vms.push_back(out);
+        result.vms.push_back(std::move(out));
         continue;
       case FoldMode::Fixed:
         out.hint = upperBound(vm);
         out.state = HintState{*out.hint, 0, std::nullopt};
         out.reason = "policy fixed: " + std::to_string(*out.hint) + " vCPUs";
-        result.vms.push_back(out);
+        result.vms.push_back(std::move(out));
         continue;
       case FoldMode::Auto:
         break;
@@ -174,7 +178,7 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
                      std::to_string(config.unfoldDelay.count()) + " ms); holding " + std::to_string(before.hint);
       }
     }
-    result.vms.push_back(out);
+    result.vms.push_back(std::move(out));
   }
   return result;
 }
