@@ -1,6 +1,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <random>
@@ -127,8 +128,13 @@ LatencyTable measureLabLatency(const FleetBinaries& binaries, const LatencyOptio
     throw std::runtime_error("no TCG lab here: libvirtd is not installed (scripts/install-deps.sh installs it)");
   const unsigned tickMs = options.tickMs;
   const unsigned folded = 1;  // the measured guest's share against a busy neighbour on 2 pCPUs, rounded up
-  testing::runShell("rm -rf '" + options.work + "' && mkdir -p '" + options.work + "'");
+  // Only this run's own files are replaced: --work may name any directory.
+  std::filesystem::create_directories(options.work);
   const std::string hostdLog = options.work + "/hostd.log";
+  for (const std::string& stale :
+       {hostdLog, options.work + "/hostd.sock", options.work + "/" + kMeasured + ".agent.log",
+        options.work + "/" + kNeighbour + ".agent.log", options.work + "/" + kNeighbour + ".tasks.log"})
+    std::filesystem::remove(stale);
 
   LabGuests guests(binaries.agent);
   LabGuest measured(kMeasured), neighbour(kNeighbour);

@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
   app.add_option("--work", options.work, "run directory (logs); --lab adds /lab")->capture_default_str();
   app.add_option("--repetitions", repetitions, "fold and unfold changes to time, each (default 30; 10 with --lab)")
       ->check(CLI::Range(1, 1000));
-  app.add_option("--tick-ms", options.tickMs, "hostd's tick and the agents' interval")
+  app.add_option("--tick-ms", options.tickMs,
+                 "hostd's tick and the emulated agents' interval (the lab's agents keep their default, 1000 ms)")
       ->capture_default_str()
       ->check(CLI::Range(100, 60000));
   CLI11_PARSE(app, argc, argv);
