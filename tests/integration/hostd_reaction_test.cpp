@@ -7,14 +7,24 @@
 // acknowledging gets its share at once.
 
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "fleet.h"
 #include "latency_stages.h"
+#include "unix_socket.h"
+#include "vcpufold/protocol/codec.h"
+#include "vcpufold/protocol/frame_decoder.h"
+#include "vcpufold/protocol/limits.h"
 
 using namespace vcpufold::bench;
 using vcpufold::testing::waitUntil;
@@ -55,6 +65,76 @@ VmSpec computeVm(const char* name, unsigned tasks) {
   spec.schedule = Schedule{Schedule::Kind::Constant, tasks};
   return spec;
 }
+
+// A guest end of vm-b's channel that lies as fast as the channel lets it: it
+// says hello, acknowledges every hint, and reports demand 0 and 4 in turn
+// every 5 ms (about 200 reports a second; a real agent sends at most 10).
+class SwingingAgent {
+ public:
+  explicit SwingingAgent(std::string path) : path_(std::move(path)) {
+    listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path_.c_str(), sizeof address.sun_path - 1);
+    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    EXPECT_EQ(::listen(listener_, 1), 0);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~SwingingAgent() {
+    stop_ = true;
+    ::shutdown(listener_, SHUT_RDWR);
+    thread_.join();
+    ::close(listener_);
+    ::unlink(path_.c_str());
+  }
+  unsigned reportsSent() const { return reports_; }
+
+ private:
+  void serve() {
+    using namespace vcpufold::protocol;
+    while (!stop_) {
+      pollfd waiting{listener_, POLLIN, 0};
+      if (::poll(&waiting, 1, 50) <= 0) continue;
+      const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (client < 0) continue;
+      const auto send = [&](const Message& message) {
+        return vcpufold::testing::sendAll(client, *encodeMessage(message, 1), stop_);
+      };
+      const Hello hello{Role::Agent,
+                        {1},
+                        "swinging-agent",
+                        AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3)}};
+      bool open = vcpufold::testing::sendAll(client, std::string(1, kResyncByte), stop_) && send(hello);
+      FrameDecoder decoder;
+      char buffer[8192];
+      for (unsigned report = 0; open && !stop_; ++report) {
+        pollfd readable{client, POLLIN, 0};
+        if (::poll(&readable, 1, 5) > 0) {
+          const ssize_t n = ::recv(client, buffer, sizeof buffer, 0);
+          if (n <= 0) break;
+          decoder.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
+          while (auto frame = decoder.next()) {
+            if (frame->kind != Frame::Kind::Line) continue;
+            const auto decoded = decodeMessage(frame->text);
+            if (!decoded) continue;
+            if (std::holds_alternative<Hello>(decoded.value().message)) open = open && send(hello);
+            if (const auto* hint = std::get_if<Hint>(&decoded.value().message))
+              open = open && send(Ack{hint->seq, CpuSet::range(0, hint->vcpus - 1), Actuator::Cpuset});
+          }
+        }
+        open = open && send(Status{report % 2 ? 4.0 : 0.0, 0, 1000, CpuSet::range(0, 3), Control::Host});
+        if (open) ++reports_;
+      }
+      ::close(client);
+    }
+  }
+
+  std::string path_;
+  int listener_ = -1;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<unsigned> reports_{0};
+};
 
 }  // namespace
 
@@ -119,6 +199,44 @@ TEST(HostdReaction, AnAgentsFirstAcknowledgementGetsItsShareWithoutWaitingForATi
   EXPECT_LT(fold->receivedMs - hints.front().receivedMs, 1000)
       << "folded a tick after the all-vCPUs hint, not at the acknowledgement\n"
       << readFile(hostdLog);
-  EXPECT_NE(readFile(hostdLog).find("vm-a acknowledges hints"), std::string::npos) << readFile(hostdLog);
+  // The decision that folded it was the one an acknowledgement asked for
+  // (vm-b's, when both acknowledge within the 30 ms debounce).
+  EXPECT_NE(readFile(hostdLog).find(" acknowledges hints; snapshot"), std::string::npos) << readFile(hostdLog);
   fleet.stop();
+}
+
+TEST(HostdReaction, AGuestSwingingItsReportedDemandCannotDriveDecisionsFasterThanTheDebounce) {
+  if (std::thread::hardware_concurrency() > 2) GTEST_SKIP() << "the emulated VMs' load assumes 2 host CPUs";
+  FleetBinaries binaries{VCPUFOLD_EMULATED_VM, VCPUFOLD_AGENT_BINARY, VCPUFOLD_HOSTD_BINARY};
+  vcpufold::testing::FixtureTree work("");
+  VmSpec liar = computeVm("vm-b", 4);
+  liar.agent = false;  // its channel is the swinging agent's
+  Fleet fleet(binaries, work.root().string() + "/fleet", {computeVm("vm-a", 2), liar}, FleetOptions{kTickMs, 0});
+  fleet.startAgents();
+  SwingingAgent swinging(fleet.directory() + "/vm-b.hint.sock");
+  fleet.startHostd();
+  const std::string hostdLog = fleet.directory() + "/hostd.log";
+  const auto countOf = [&](const std::string& text) {
+    const std::string log = readFile(hostdLog);
+    std::size_t count = 0;
+    for (auto at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++count;
+    return count;
+  };
+  ASSERT_TRUE(waitUntil([&] { return countOf("vm-b reports demand") > 0; }, 4 * kTickMs)) << readFile(hostdLog);
+  const std::size_t decisionsBefore = countOf("reports demand"), hintChangesBefore = countOf("vm-a: hint");
+  const unsigned reportsBefore = swinging.reportsSent();
+  const auto started = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const std::size_t decisions = countOf("reports demand") - decisionsBefore;
+  const unsigned reports = swinging.reportsSent() - reportsBefore;
+  fleet.stop();
+  EXPECT_GT(reports, 3 * static_cast<unsigned>(decisions))
+      << "the guest did not outpace the debounce: nothing was tested";
+  // At most one decision per 30 ms debounce, whatever the number of reports.
+  EXPECT_LE(static_cast<double>(decisions), seconds / 0.030 + 2) << reports << " reports";
+  // vm-a, the honest neighbour, holds the share it has against a vm-b busy at
+  // its 4 vCPUs: the swings never hold still for the unfold delay, so its
+  // hint does not follow them (at most the one fold still under way).
+  EXPECT_LE(countOf("vm-a: hint") - hintChangesBefore, 1u) << readFile(hostdLog);
 }
