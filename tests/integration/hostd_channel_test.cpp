@@ -2,18 +2,15 @@
 // peers that do not. The tick runs on the same io_context as every session, as
 // in the daemon; its lateness (jitter) is measured while hostile peers attack.
 
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <random>
@@ -39,24 +36,19 @@ enum class Behaviour {
   InvalidFlood,
   NeverReads,
   HelloNoAck,
-  HelloSpamNoAck,   // says hello every 50 ms and never acknowledges
-  ErrorFlood,       // answers every hint with hundreds of valid error frames
-  AckOfflineCpus,   // acknowledges with CPUs the guest never had online
-  AckTooManyCpus,   // acknowledges more CPUs than the hint allowed
-  HelloNoResync,    // a well-behaved agent whose hello is not led by 0xFF
+  HelloSpamNoAck,  // says hello every 50 ms and never acknowledges
+  ErrorFlood,      // answers every hint with hundreds of valid error frames
+  AckOfflineCpus,  // acknowledges with CPUs the guest never had online
+  AckTooManyCpus,  // acknowledges more CPUs than the hint allowed
+  HelloNoResync,   // a well-behaved agent whose hello is not led by 0xFF
 };
 
 // A guest end of a channel: listens like QEMU's chardev (one client at a time).
 class Peer {
  public:
   Peer(std::string path, Behaviour behaviour) : path_(std::move(path)), behaviour_(behaviour) {
-    ::unlink(path_.c_str());
-    listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::strncpy(address.sun_path, path_.c_str(), sizeof address.sun_path - 1);
-    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-    EXPECT_EQ(::listen(listener_, 1), 0);
+    listener_ = vcpufold::testing::listenUnixSocket(path_, 1);
+    EXPECT_GE(listener_, 0) << path_;
     thread_ = std::thread([this] { serve(); });
   }
   ~Peer() {
@@ -110,7 +102,9 @@ class Peer {
       }
       case Behaviour::InvalidFlood: {
         std::string batch;
-        for (int i = 0; i < 100; ++i) batch += R"({"v":1,"type":"bogus"})" "\n";
+        for (int i = 0; i < 100; ++i)
+          batch += R"({"v":1,"type":"bogus"})"
+                   "\n";
         while (!stop_ && writeAll(batch)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         return;
       }
@@ -131,7 +125,8 @@ class Peer {
 
   // A hello as the agent sends it: 0xFF first (protocol.md section 3).
   std::string agentHello() const {
-    Hello hello{Role::Agent, {1}, "test-agent", AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3)}};
+    Hello hello{
+        Role::Agent, {1}, "test-agent", AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3)}};
     const std::string resync = behaviour_ == Behaviour::HelloNoResync ? "" : std::string(1, kResyncByte);
     return resync + *encodeMessage(hello, 1);
   }
