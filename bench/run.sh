@@ -4,26 +4,30 @@
 # between the "<!-- NAME:begin -->" and "<!-- NAME:end -->" markers. The
 # contention bench's standard set (every file in bench/contention/scenarios/)
 # takes about 25 minutes on 2 cores, the latency bench about 5 (emulated VMs,
-# then TCG guests under libvirt).
+# then TCG guests under libvirt). `guests` (real guest kernels: TCG guests
+# under libvirt running hackbench and more, about 45 minutes) is not part of
+# `all`: run it on its own.
 #
-# Usage: bench/run.sh [contention|latency|all]   (default all; needs root)
+# Usage: bench/run.sh [contention|latency|all|guests]   (default all; needs root)
 # Env:   VCPUFOLD_BUILD_DIR   build trees, as scripts/test.sh (release tree reused)
-#        BENCH_ARGS           extra arguments for vcpufold-bench-contention (see its --help;
-#                             e.g. "--scenario my-mix.toml" or "--only large-dynamic")
+#        BENCH_ARGS           extra arguments for vcpufold-bench-contention, or with `guests` for
+#                             vcpufold-bench-guests (see their --help; e.g. "--scenario my-mix.toml",
+#                             "--only large-dynamic", "--actuators cpuset")
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${VCPUFOLD_BUILD_DIR:-/var/tmp/vcpufold-build/$(printf '%s' "$root" | sha1sum | cut -c1-12)}/release
 which=${1:-all}
 doc="$root/docs/performance.md"
-case $which in contention|latency|all) ;; *) sed -n '2,11p' "$0"; exit 2 ;; esac
+case $which in contention|latency|all|guests) ;; *) sed -n '2,15p' "$0"; exit 2 ;; esac
 
 "$root/scripts/install-deps.sh"
 # The commit the binaries are built from, read before the build.
 commit=$(git -C "$root" rev-parse --short HEAD)
 git -C "$root" diff --quiet HEAD -- . ':!docs' || commit+=" with uncommitted changes"
 cmake -S "$root" -B "$build" -G Ninja -Wno-dev -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j "${VCPUFOLD_JOBS:-2}" --target vcpufold-bench-contention vcpufold-bench-latency
+cmake --build "$build" -j "${VCPUFOLD_JOBS:-2}" --target vcpufold-bench-contention vcpufold-bench-latency \
+  vcpufold-bench-guests
 
 # replace_block NAME FILE: the text between NAME's markers in docs/performance.md becomes FILE.
 replace_block() {
@@ -60,5 +64,14 @@ if [[ $which == latency || $which == all ]]; then
     echo '```'
   } | tee "$out"
   replace_block latency "$out"
+fi
+if [[ $which == guests ]]; then
+  out=/var/tmp/vcpufold-bench/guests/results
+  # shellcheck disable=SC2086
+  VCPUFOLD_COMMIT=$commit "$build/bench/guests/vcpufold-bench-guests" --out "$out" --image-prefix images/ ${BENCH_ARGS:-}
+  mkdir -p "$root/docs/images" "$root/docs/data"
+  cp "$out/guests-ratios.png" "$root/docs/images/"
+  cp "$out/results.csv" "$root/docs/data/guests-runs.csv"
+  replace_block guests "$out/results.md"
 fi
 echo "bench/run.sh: results written to $doc"

@@ -24,11 +24,6 @@ const std::string kGuests = VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/guests.sh";
 const std::string kMeasured = "vcpufold-bench-lat-a";   // runs 2 tasks throughout; folds and unfolds
 const std::string kNeighbour = "vcpufold-bench-lat-b";  // idle, then 4 tasks, then idle, ...
 
-std::string labDirectory() {
-  const char* dir = std::getenv("VCPUFOLD_LAB_DIR");
-  return dir && *dir ? dir : "/var/tmp/vcpufold-lab";
-}
-
 double hostNowMs() { return static_cast<double>(monotonicNowNs()) / 1e6; }
 
 // "now at 123 nsecs" (/proc/timer_list, the guest's CLOCK_MONOTONIC) in ms.
@@ -63,7 +58,7 @@ class LabGuests {
 class LabGuest {
  public:
   explicit LabGuest(const std::string& name)
-      : name_(name), control_(labDirectory() + "/libvirt/" + name + ".ctl.sock") {}
+      : name_(name), control_(testing::labDirectory() + "/libvirt/" + name + ".ctl.sock") {}
 
   std::string run(const std::string& command, int timeoutMs = 60'000) {
     const auto result = control_.run(command, timeoutMs);

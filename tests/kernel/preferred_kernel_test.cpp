@@ -34,27 +34,13 @@ constexpr int kBootMs = 120'000;
 constexpr int kStepMs = 60'000;
 constexpr const char* kPreferred = "/sys/devices/system/cpu/preferred";
 
-std::string labDirectory() {
-  const char* configured = std::getenv("VCPUFOLD_LAB_DIR");
-  return configured ? configured : "/var/tmp/vcpufold-lab";
-}
-
-// hackbench from Debian's rt-tests, unpacked (never installed on the host).
-std::string fetchHackbench() {
-  const std::string lab = labDirectory();
-  runShell("mkdir -p " + lab + "/debs && cd " + lab + "/debs && (ls rt-tests_*.deb >/dev/null 2>&1 || " +
-           "apt-get download rt-tests) && rm -rf " + lab + "/rt-tests && dpkg-deb -x $(ls rt-tests_*.deb | head -1) " +
-           lab + "/rt-tests");
-  return lab + "/rt-tests/usr/bin/hackbench";
-}
-
 class PatchedKernel : public ::testing::Test {
  protected:
   void SetUp() override {
     if (auto reason = vcpufold::testing::labUnavailableReason()) GTEST_SKIP() << "kernel tests skipped: " << *reason;
-    const std::string kernel = labDirectory() + "/kernel-test/build-on/arch/x86/boot/bzImage";
+    const std::string kernel = vcpufold::testing::patchedKernelImage();
     ASSERT_TRUE(std::filesystem::exists(kernel)) << kernel << " missing: tests/kernel/build-kernel.sh on builds it";
-    const std::string hackbench = fetchHackbench();
+    const std::string hackbench = vcpufold::testing::fetchHackbench();
     ASSERT_TRUE(std::filesystem::exists(hackbench)) << "could not unpack hackbench from rt-tests";
     std::string log;
     auto image = vcpufold::testing::buildLabImage(

@@ -8,11 +8,13 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "child_process.h"
 #include "unix_socket.h"
 
 namespace vcpufold::testing {
@@ -24,7 +26,6 @@ bool onPath(const std::string& program) {
   return std::system(("command -v " + program + " >/dev/null 2>&1").c_str()) == 0;
 }
 
-
 }  // namespace
 
 std::optional<std::string> labUnavailableReason() {
@@ -32,6 +33,21 @@ std::optional<std::string> labUnavailableReason() {
   if (!std::filesystem::exists("/bin/busybox")) return "busybox-static is not installed";
   if (!onPath("cpio")) return "cpio is not installed";
   return std::nullopt;
+}
+
+std::string labDirectory() {
+  const char* configured = std::getenv("VCPUFOLD_LAB_DIR");
+  return configured && *configured ? configured : "/var/tmp/vcpufold-lab";
+}
+
+std::string patchedKernelImage() { return labDirectory() + "/kernel-test/build-on/arch/x86/boot/bzImage"; }
+
+std::string fetchHackbench() {
+  const std::string lab = labDirectory();
+  runShell("mkdir -p " + lab + "/debs && cd " + lab + "/debs && (ls rt-tests_*.deb >/dev/null 2>&1 || " +
+           "apt-get download rt-tests) && rm -rf " + lab + "/rt-tests && dpkg-deb -x $(ls rt-tests_*.deb | head -1) " +
+           lab + "/rt-tests");
+  return lab + "/rt-tests/usr/bin/hackbench";
 }
 
 std::optional<LabImage> buildLabImage(const std::string& name, const std::vector<std::string>& files,
@@ -67,18 +83,41 @@ QemuGuest::QemuGuest(QemuGuestSpec spec)
   std::filesystem::create_directories(spec_.runDirectory);
   const auto dir = spec_.runDirectory.string();
   const bool kvm = accelerator() == "kvm";
-  std::vector<std::string> args{
-      "-accel", kvm ? "kvm" : "tcg,thread=multi", "-cpu", kvm ? "host" : "max", "-smp", spec_.smp, "-m", spec_.memory,
-      "-M", "pc", "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-      "-kernel", spec_.image.kernel, "-initrd", spec_.image.initrd,
-      "-append", "console=ttyS0 panic=-1 quiet " + spec_.kernelArgs,
-      "-serial", "file:" + consoleLog(),
-      "-device", "virtio-serial-pci,id=vser0",
-      "-chardev", "socket,id=hint,path=" + hintSocket() + ",server=on,wait=off",
-      "-device", "virtserialport,bus=vser0.0,chardev=hint,name=org.vcpufold.hint.0,id=hintport",
-      "-chardev", "socket,id=ctl,path=" + dir + "/ctl.sock,server=on,wait=off",
-      "-device", "virtserialport,bus=vser0.0,chardev=ctl,name=org.vcpufold.lab.ctl",
-      "-qmp", "unix:" + dir + "/qmp.sock,server=on,wait=off"};
+  std::vector<std::string> args{"-accel",
+                                kvm ? "kvm" : "tcg,thread=multi",
+                                "-cpu",
+                                kvm ? "host" : "max",
+                                "-smp",
+                                spec_.smp,
+                                "-m",
+                                spec_.memory,
+                                "-M",
+                                "pc",
+                                "-nodefaults",
+                                "-no-user-config",
+                                "-display",
+                                "none",
+                                "-no-reboot",
+                                "-kernel",
+                                spec_.image.kernel,
+                                "-initrd",
+                                spec_.image.initrd,
+                                "-append",
+                                "console=ttyS0 panic=-1 quiet " + spec_.kernelArgs,
+                                "-serial",
+                                "file:" + consoleLog(),
+                                "-device",
+                                "virtio-serial-pci,id=vser0",
+                                "-chardev",
+                                "socket,id=hint,path=" + hintSocket() + ",server=on,wait=off",
+                                "-device",
+                                "virtserialport,bus=vser0.0,chardev=hint,name=org.vcpufold.hint.0,id=hintport",
+                                "-chardev",
+                                "socket,id=ctl,path=" + dir + "/ctl.sock,server=on,wait=off",
+                                "-device",
+                                "virtserialport,bus=vser0.0,chardev=ctl,name=org.vcpufold.lab.ctl",
+                                "-qmp",
+                                "unix:" + dir + "/qmp.sock,server=on,wait=off"};
   process_ = std::make_unique<ChildProcess>("/usr/bin/qemu-system-x86_64", args, dir + "/qemu.log");
 }
 
@@ -125,6 +164,5 @@ std::optional<std::string> QemuGuest::qmp(const std::string& command, int timeou
   ::close(fd);
   return result;
 }
-
 
 }  // namespace vcpufold::testing

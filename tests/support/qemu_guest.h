@@ -23,6 +23,14 @@ struct LabImage {
 // Why end-to-end tests cannot run here (no QEMU, no busybox), or nullopt.
 std::optional<std::string> labUnavailableReason();
 
+// Where lab images, guests' sockets and downloads go: $VCPUFOLD_LAB_DIR, else /var/tmp/vcpufold-lab.
+std::string labDirectory();
+// The patched guest kernel tests/kernel/build-kernel.sh builds (it may not exist yet).
+std::string patchedKernelImage();
+// hackbench from Debian's rt-tests, downloaded and unpacked into the lab
+// directory (never installed on the host); its path, which exists on success.
+std::string fetchHackbench();
+
 // Builds (or refreshes) a lab image named `name` with extra files
 // ("HOST:GUEST" or "HOST" for /lab/<name>) and binaries with their libraries.
 std::optional<LabImage> buildLabImage(const std::string& name, const std::vector<std::string>& files,
@@ -33,7 +41,7 @@ struct QemuGuestSpec {
   std::filesystem::path runDirectory;  // sockets and logs go here
   std::string smp = "4";
   std::string memory = "256M";
-  std::string kernelArgs;              // appended to the command line, e.g. "lab.run=agent-e2e"
+  std::string kernelArgs;  // appended to the command line, e.g. "lab.run=agent-e2e"
 };
 
 class QemuGuest {
@@ -50,7 +58,9 @@ class QemuGuest {
 
   using CommandResult = GuestControl::Result;
   // Runs a shell command in the guest through the control port.
-  std::optional<CommandResult> run(const std::string& command, int timeoutMs) { return control_.run(command, timeoutMs); }
+  std::optional<CommandResult> run(const std::string& command, int timeoutMs) {
+    return control_.run(command, timeoutMs);
+  }
   // Polls the control port until the guest answers.
   bool waitReady(int timeoutMs) { return control_.waitReady(timeoutMs); }
   // Sends one QMP command (a JSON object) and returns QEMU's answer line

@@ -7,7 +7,9 @@
 # Starts virtlogd/libvirtd first when none runs. Env: VCPUFOLD_LAB_DIR, VCPUS (4),
 # DOMAIN_TYPE (qemu = TCG, the default; kvm where hardware virtualization is real),
 # GUEST_BINS (host binaries to copy into the image, with their libraries),
-# LAB_ARGS (appended to the guests' kernel command line, e.g. lab.hold).
+# LAB_ARGS (appended to the guests' kernel command line, e.g. lab.hold), KERNEL (a guest
+# kernel image instead of the Debian cloud kernel, e.g. the patched one), CPUSET (host
+# CPUs the guests may run on, e.g. 0-1; default any), MEMORY (MiB, 256).
 # Each guest's control port is $VCPUFOLD_LAB_DIR/libvirt/NAME.ctl.sock.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,8 +32,9 @@ case $command in
       source=""
       [[ $explicit == 1 ]] && source="<source mode='bind' path='$lab/libvirt/$name.hint.sock'/>"
       explicit=$((1 - explicit))
-      sed -e "s|@NAME@|$name|g" -e "s|@TYPE@|${DOMAIN_TYPE:-qemu}|g" -e "s|@KERNEL@|${image[0]}|g" -e "s|@INITRD@|${image[1]}|g" \
+      sed -e "s|@NAME@|$name|g" -e "s|@TYPE@|${DOMAIN_TYPE:-qemu}|g" -e "s|@KERNEL@|${KERNEL:-${image[0]}}|g" -e "s|@INITRD@|${image[1]}|g" \
         -e "s|@CMDLINE@|console=ttyS0 panic=-1 quiet lab.run=$payload ${LAB_ARGS:-}|g" -e "s|@VCPUS@|${VCPUS:-4}|g" \
+        -e "s|@CPUSET@|${CPUSET:+ cpuset='$CPUSET'}|g" -e "s|@MEMORY@|${MEMORY:-256}|g" \
         -e "s|@CHANNEL_SOURCE@|$source|g" -e "s|@CONSOLE@|$lab/libvirt/$name.console.log|g" \
         -e "s|@CONTROL_SOCKET@|$lab/libvirt/$name.ctl.sock|g" \
         "$here/domain.xml.in" >"$lab/libvirt/$name.xml"

@@ -1,0 +1,86 @@
+#include "guest_modes.h"
+
+#include <csignal>
+#include <cstdio>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "bench_text.h"
+
+namespace vcpufold::bench {
+
+namespace {
+
+constexpr int kDecisionWaitMs = 30'000;
+
+}  // namespace
+
+ModeSession::ModeSession(GuestLab& lab, GuestMode mode, const ModeSettings& settings, const std::string& logName)
+    : lab_(lab), mode_(mode) {
+  if (mode == GuestMode::Unfolded) return;  // what the last session's undo left
+  lab.setPolicy(mode == GuestMode::Fixed
+                    ? "<policy mode=\"fixed\" vcpus=\"" + std::to_string(settings.fixedVcpus) + "\"/>"
+                    : "<policy mode=\"auto\" min-vcpus=\"1\"/>");
+  lab.startAgents();
+  config_ = settings.workDirectory + "/hostd.toml";
+  hostdBinary_ = settings.hostdBinary;
+  const std::string& config = config_;
+  std::string text = "[hostd]\n";
+  if (settings.reserveCpus > 0) text += "reserve_cpus = " + format("%.1f", settings.reserveCpus) + "\n";
+  text += "[metrics]\naddress = \"\"\n[control]\nsocket = \"" + settings.workDirectory + "/hostd.sock\"\n";
+  if (!writeWholeFile(config, text)) throw std::runtime_error("cannot write " + config);
+  const std::string log = settings.workDirectory + "/" + logName;
+  hostd_ =
+      std::make_unique<testing::ChildProcess>(settings.hostdBinary, std::vector<std::string>{"--config", config}, log);
+  try {
+    waitForDecisions(log);
+  } catch (...) {
+    hostd_.reset();
+    lab_.stopAgents();
+    throw;
+  }
+}
+
+ModeSession::~ModeSession() {
+  if (mode_ == GuestMode::Unfolded) return;
+  if (hostd_) {
+    hostd_->signal(SIGTERM);
+    hostd_->waitExit(10'000);
+    hostd_.reset();
+  }
+  try {
+    lab_.stopAgents();
+  } catch (const std::exception& error) {
+    // A destructor cannot throw; the next measurement's start checks again.
+    std::fprintf(stderr, "vcpufold-bench-guests: %s\n", error.what());
+  }
+}
+
+// Until every guest's agent follows hostd: its row of `vcpufold-hostd status`
+// ends in CONTROL "host" (an acknowledged hint, applied).
+void ModeSession::waitForDecisions(const std::string& hostdLog) {
+  const std::string status = "'" + hostdBinary_ + "' --config '" + config_ + "' status 2>&1";
+  std::string last;
+  const bool following = testing::waitUntil(
+      [&] {
+        last = testing::runShell(status);
+        for (const auto& name : lab_.names()) {
+          static const std::regex row(R"(^(\S+)\s.*\shost\s*$)");
+          bool found = false;
+          std::istringstream lines(last);
+          for (std::string line; std::getline(lines, line);) {
+            std::smatch match;
+            if (std::regex_match(line, match, row) && match[1] == name) found = true;
+          }
+          if (!found) return false;
+        }
+        return true;
+      },
+      kDecisionWaitMs, 500);
+  if (!following)
+    throw std::runtime_error("not every guest's agent followed hostd within " + std::to_string(kDecisionWaitMs / 1000) +
+                             " s; see " + hostdLog + "; status said:\n" + last);
+}
+
+}  // namespace vcpufold::bench

@@ -1,0 +1,290 @@
+// vcpufold-bench-guests: does a real Linux guest, with its real scheduler and
+// its real kernel locks, gain from folding as the emulated VMs do? TCG guests
+// under libvirt (each vCPU a host thread on the real host scheduler, so a
+// preempted lock holder makes the guest's other vCPUs spin for real) run
+// hackbench and other workloads at once, unfolded, folded by vcpufold, and
+// fixed at their fair share; both guest actuators (cpuset on the stock Debian
+// kernel, preferred CPUs on the patched kernel); and the emulated bench's
+// steady scenario of the same shape in the same run, for its ratios beside.
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "bench_text.h"
+#include "child_process.h"
+#include "guest_lab.h"
+#include "guest_modes.h"
+#include "guests_plan.h"
+#include "guests_plot.h"
+#include "guests_report.h"
+#include "qemu_guest.h"
+
+namespace {
+
+using namespace vcpufold::bench;
+namespace testing = vcpufold::testing;
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::istringstream parts(text);
+  for (std::string item; std::getline(parts, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+std::string today() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d", std::gmtime(&now));
+  return text;
+}
+
+std::string readAll(const std::string& path) {
+  std::ifstream file(path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+struct Options {
+  unsigned repetitions = 3, guests = 3, vcpus = 4, pcpus = 2, emulatedRepetitions = 5;
+  std::string workloads, actuators = "cpuset,kernel";
+  std::string work = "/var/tmp/vcpufold-bench/guests", out, imagePrefix;
+  std::string agent = VCPUFOLD_AGENT_BINARY, hostd = VCPUFOLD_HOSTD_BINARY, contention = VCPUFOLD_BENCH_CONTENTION;
+};
+
+// The emulated bench's steady scenario, the modes that match these, for the
+// workloads set beside the chosen ones; fills the report's emulated part.
+void runEmulated(const Options& options, const std::vector<std::string>& workloads, GuestsReportInput& report) {
+  if (options.emulatedRepetitions == 0) {
+    report.emulatedNote = "The emulated bench was not run (--emulated-repetitions 0).";
+    return;
+  }
+  std::set<std::string> counterparts;
+  for (const auto& workload : workloads) counterparts.insert("steady/" + findGuestWorkload(workload)->emulated);
+  std::string only;
+  for (const auto& name : counterparts) only += (only.empty() ? "" : ",") + name;
+  const std::string out = options.work + "/emulated";
+  std::filesystem::remove_all(out);
+  std::filesystem::create_directories(out);
+  const std::string arguments = "--scenario " + std::string(VCPUFOLD_SCENARIO_DIR) + "/steady.toml --only " + only +
+                                " --modes unfolded,vcpufold,static-fair --no-search --repetitions " +
+                                std::to_string(options.emulatedRepetitions);
+  std::printf("emulated: vcpufold-bench-contention %s\n", arguments.c_str());
+  std::fflush(stdout);
+  const int status = std::system(("'" + options.contention + "' " + arguments + " --work '" + out + "/work' --out '" +
+                                  out + "' >'" + out + "/bench.log' 2>&1")
+                                     .c_str());
+  if (status != 0) {
+    report.emulatedNote = "The emulated bench failed (exit status " + std::to_string(status) + "; see " + out +
+                          "/bench.log): no emulated ratios.";
+    return;
+  }
+  report.emulated = readEmulatedResults(readAll(out + "/results.csv"));
+  report.emulatedNote = "The emulated bench's `steady` scenario (3 VMs x 4 vCPUs on 2 pCPUs, 4 busy tasks each), " +
+                        std::to_string(options.emulatedRepetitions) +
+                        " repetitions in this run before the guests booted: `vcpufold-bench-contention " + arguments +
+                        "`. Its `static-fair` is the guests' `fixed`. Each real workload is set beside the emulated "
+                        "one it resembles: hackbench beside `message`, the file churn (kernel locks) beside "
+                        "`spinlock`, compute beside `compute`.";
+}
+
+// One actuator's measurements: the guests boot with the matching kernel and
+// run every planned measurement.
+void runActuator(const Options& options, const std::string& actuator, const std::vector<PlannedRun>& plan,
+                 const ModeSettings& settings, const std::string& hackbench, const std::string& cpuset,
+                 GuestsReportInput& report) {
+  ActuatorRun run{actuator, "", ""};
+  GuestLabSpec spec;
+  for (unsigned index = 1; index <= options.guests; ++index)
+    spec.names.push_back("vcpufold-bench-guest-" + std::to_string(index));
+  spec.agentBinary = options.agent;
+  spec.hackbenchBinary = hackbench;
+  spec.cpuset = cpuset;
+  spec.vcpus = options.vcpus;
+  if (actuator == "kernel") {
+    spec.kernel = testing::patchedKernelImage();
+    if (!std::filesystem::exists(spec.kernel)) {
+      run.skipped = "the patched kernel " + spec.kernel + " is not built (tests/kernel/build-kernel.sh on builds it)";
+      std::printf("%s: skipped: %s\n", actuator.c_str(), run.skipped.c_str());
+      report.actuators.push_back(run);
+      return;
+    }
+  }
+  std::printf("%s: booting %u guests\n", actuator.c_str(), options.guests);
+  std::fflush(stdout);
+  GuestLab lab(spec);
+  run.kernel = lab.kernelRelease();
+  bool actuatorChecked = false;
+  for (const auto& planned : plan) {
+    const GuestWorkload& workload = *findGuestWorkload(planned.workload);
+    GuestSample sample{actuator, workload.name, planned.mode, planned.repetition, {}};
+    std::vector<std::string> logs;
+    {
+      ModeSession session(lab, planned.mode, settings,
+                          "hostd-" + actuator + "-" + std::to_string(planned.repetition) + "-" + workload.name + "-" +
+                              guestModeName(planned.mode) + ".log");
+      if (planned.mode != GuestMode::Unfolded && !actuatorChecked) {
+        for (const auto& used : lab.actuatorsInUse())
+          if (used != actuator)
+            throw std::runtime_error("the agents apply hints via " + used + ", not " + actuator + " (kernel " +
+                                     run.kernel + ")");
+        actuatorChecked = true;
+      }
+      logs = lab.runWorkload(workload.name, workload.size, 2, 600'000);
+    }
+    std::string line = actuator + " " + std::to_string(planned.repetition) + "/" + std::to_string(options.repetitions) +
+                       " " + workload.name + " " + guestModeName(planned.mode) + ":";
+    for (std::size_t guest = 0; guest < logs.size(); ++guest) {
+      const auto seconds = measuredUnitSeconds(logs[guest]);
+      if (!seconds)
+        throw std::runtime_error(spec.names[guest] + ": no second unit of " + workload.name + " in\n" + logs[guest]);
+      sample.unitSeconds.push_back(*seconds);
+      line += " " + format("%.2f", *seconds) + " s";
+    }
+    std::printf("%s (%.4f units/s)\n", line.c_str(), sample.throughput());
+    std::fflush(stdout);
+    report.samples.push_back(sample);
+  }
+  report.actuators.push_back(run);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Runs TCG guests under libvirt (qemu:///system) with the real vcpufold-agent and hackbench, all at once on a "
+      "few pCPUs, in three modes interleaved: unfolded (no hostd, no agents), vcpufold (hostd and the agents) and "
+      "fixed (every guest's policy fixed at its fair share); with both guest actuators (cpuset on the stock Debian "
+      "kernel, preferred CPUs on the patched kernel of kernel-patches/6.12); and the emulated bench's steady scenario "
+      "of the same shape in the same run. Writes results.md, results.csv and guests-ratios.png. Needs root and "
+      "libvirtd; a few guests boot first (minutes under TCG).",
+      "vcpufold-bench-guests"};
+  Options options;
+  app.add_option("--repetitions", options.repetitions, "runs of every mode per workload, interleaved")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  app.add_option("--guests", options.guests, "guests running at once")->capture_default_str()->check(CLI::Range(2, 8));
+  app.add_option("--vcpus", options.vcpus, "vCPUs per guest")->capture_default_str()->check(CLI::Range(2, 16));
+  app.add_option("--pcpus", options.pcpus,
+                 "host CPUs the guests share (the first N; on a larger machine the guests are confined to them and "
+                 "hostd keeps the rest as reserve)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  std::string allWorkloads;
+  for (const auto& workload : guestWorkloads()) allWorkloads += (allWorkloads.empty() ? "" : ",") + workload.name;
+  app.add_option("--workloads", options.workloads, "comma-separated, of " + allWorkloads + " (default all)");
+  app.add_option("--actuators", options.actuators,
+                 "comma-separated, of cpuset (stock kernel) and kernel (the patched kernel; skipped, saying why, "
+                 "when it is not built)")
+      ->capture_default_str();
+  app.add_option("--emulated-repetitions", options.emulatedRepetitions,
+                 "repetitions of the emulated bench's steady scenario in this run (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
+  app.add_option("--work", options.work, "run directory: hostd's configuration and logs")->capture_default_str();
+  app.add_option("--out", options.out, "where the results go (default: WORK/results)");
+  app.add_option("--image-prefix", options.imagePrefix, "prefix of the plot's path in results.md");
+  app.add_option("--agent", options.agent, "vcpufold-agent binary (copied into the guests)")->capture_default_str();
+  app.add_option("--hostd", options.hostd, "vcpufold-hostd binary")->capture_default_str();
+  app.add_option("--contention", options.contention, "vcpufold-bench-contention binary")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  const auto workloads = splitList(options.workloads.empty() ? allWorkloads : options.workloads);
+  const auto actuators = splitList(options.actuators);
+  for (const auto& workload : workloads)
+    if (!findGuestWorkload(workload)) {
+      std::fprintf(stderr, "vcpufold-bench-guests: unknown workload %s (known: %s)\n", workload.c_str(),
+                   allWorkloads.c_str());
+      return 2;
+    }
+  for (const auto& actuator : actuators)
+    if (actuator != "cpuset" && actuator != "kernel") {
+      std::fprintf(stderr, "vcpufold-bench-guests: unknown actuator %s (cpuset or kernel)\n", actuator.c_str());
+      return 2;
+    }
+  if (workloads.empty() || actuators.empty()) {
+    std::fprintf(stderr, "vcpufold-bench-guests: no workload or no actuator to run\n");
+    return 2;
+  }
+  if (::geteuid() != 0) {
+    std::fprintf(stderr, "vcpufold-bench-guests: needs root (libvirt's system instance, the guests' policy)\n");
+    return 1;
+  }
+  if (auto reason = testing::labUnavailableReason()) {
+    std::fprintf(stderr, "vcpufold-bench-guests: no TCG lab here: %s\n", reason->c_str());
+    return 1;
+  }
+  if (std::system("command -v libvirtd >/dev/null 2>&1") != 0) {
+    std::fprintf(stderr, "vcpufold-bench-guests: libvirtd is not installed (scripts/install-deps.sh installs it)\n");
+    return 1;
+  }
+  const unsigned online = std::thread::hardware_concurrency();
+  if (options.pcpus > online) {
+    std::fprintf(stderr, "vcpufold-bench-guests: --pcpus %u, but this machine has %u CPUs\n", options.pcpus, online);
+    return 2;
+  }
+  if (options.out.empty()) options.out = options.work + "/results";
+  std::filesystem::create_directories(options.work);
+  std::filesystem::remove_all(options.out);
+  std::filesystem::create_directories(options.out);
+
+  const auto started = std::chrono::steady_clock::now();
+  GuestsReportInput report;
+  utsname host{};
+  ::uname(&host);
+  report.machine = std::to_string(online) + " CPUs, Linux " + host.release;
+  const char* commit = std::getenv("VCPUFOLD_COMMIT");  // bench/run.sh sets it
+  report.commit = commit ? commit : "(commit not given: set VCPUFOLD_COMMIT)";
+  report.date = today();
+  report.command = "vcpufold-bench-guests";
+  for (int i = 1; i < argc; ++i) report.command += std::string(" ") + argv[i];
+  report.guests = options.guests;
+  report.vcpus = options.vcpus;
+  report.pcpus = options.pcpus;
+  report.repetitions = options.repetitions;
+  report.workloads = workloads;
+  report.fixedVcpus = fixedShareVcpus(options.pcpus, options.guests, options.vcpus);
+  report.imagePrefix = options.imagePrefix;
+
+  ModeSettings settings;
+  settings.hostdBinary = options.hostd;
+  settings.workDirectory = options.work;
+  settings.fixedVcpus = report.fixedVcpus;
+  settings.reserveCpus = online - options.pcpus;
+  const std::string cpuset =
+      options.pcpus < online ? (options.pcpus == 1 ? "0" : "0-" + std::to_string(options.pcpus - 1)) : "";
+
+  try {
+    // The emulated VMs first, alone on the machine: the guests are not up yet.
+    runEmulated(options, workloads, report);
+    const std::string hackbench = testing::fetchHackbench();
+    if (!std::filesystem::exists(hackbench))
+      throw std::runtime_error("could not unpack hackbench from Debian's rt-tests into " + testing::labDirectory());
+    const auto plan = interleavedPlan(options.repetitions, workloads);
+    for (const auto& actuator : actuators) runActuator(options, actuator, plan, settings, hackbench, cpuset, report);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "vcpufold-bench-guests: %s\n", error.what());
+    return 1;
+  }
+  std::ofstream(options.out + "/results.csv") << guestsCsv(report.samples);
+  std::string plotError;
+  report.plotFile = drawGuestsPlot(options.out, report, plotError);
+  report.minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / 60;
+  const std::string markdown = renderGuestsReport(report);
+  std::ofstream(options.out + "/results.md") << markdown;
+  std::printf("\n%s\n", markdown.c_str());
+  if (!plotError.empty()) std::fprintf(stderr, "vcpufold-bench-guests: %s\n", plotError.c_str());
+  std::printf("results in %s; %.0f min\n", options.out.c_str(), report.minutes);
+  return 0;
+}

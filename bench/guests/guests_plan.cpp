@@ -1,0 +1,72 @@
+#include "guests_plan.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace vcpufold::bench {
+
+const std::vector<GuestWorkload>& guestWorkloads() {
+  // Sizes make a unit take about 10-15 s with 3 guests x 4 vCPUs on 2 pCPUs under TCG.
+  static const std::vector<GuestWorkload> workloads{
+      {"hackbench-pipe", 160, "message", "hackbench -p -g 4 (160 tasks, pipes)"},
+      {"hackbench-socket", 100, "message", "hackbench -g 4 (160 tasks, UNIX sockets)"},
+      {"files", 80, "spinlock",
+       "8 tasks creating, copying and removing small files on tmpfs (fork, exec, dentry and inode locks)"},
+      {"compute", 70000, "compute", "4 shell loops that only compute (the control)"},
+  };
+  return workloads;
+}
+
+const GuestWorkload* findGuestWorkload(const std::string& name) {
+  for (const auto& workload : guestWorkloads())
+    if (workload.name == name) return &workload;
+  return nullptr;
+}
+
+const char* guestModeName(GuestMode mode) {
+  switch (mode) {
+    case GuestMode::Unfolded:
+      return "unfolded";
+    case GuestMode::Vcpufold:
+      return "vcpufold";
+    case GuestMode::Fixed:
+      return "fixed";
+  }
+  return "?";
+}
+
+std::optional<GuestMode> parseGuestMode(const std::string& name) {
+  for (const GuestMode mode : kGuestModes)
+    if (name == guestModeName(mode)) return mode;
+  return std::nullopt;
+}
+
+unsigned fixedShareVcpus(unsigned pcpus, unsigned guests, unsigned vcpus) {
+  if (guests == 0 || vcpus == 0) return 1;
+  const unsigned share = (pcpus + guests - 1) / guests;
+  return std::clamp(share, 1U, vcpus);
+}
+
+std::vector<PlannedRun> interleavedPlan(unsigned repetitions, const std::vector<std::string>& workloads) {
+  std::vector<PlannedRun> plan;
+  for (unsigned repetition = 1; repetition <= repetitions; ++repetition)
+    for (const auto& workload : workloads)
+      for (const GuestMode mode : kGuestModes) plan.push_back({repetition, workload, mode});
+  return plan;
+}
+
+std::optional<double> measuredUnitSeconds(const std::string& unitLog) {
+  std::istringstream lines(unitLog);
+  std::vector<double> durations;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    std::istringstream fields(line);
+    double start = 0, end = 0;
+    if (!(fields >> start >> end) || end < start) return std::nullopt;  // "failed", or garbage
+    durations.push_back(end - start);
+  }
+  if (durations.size() < 2 || durations[1] <= 0) return std::nullopt;
+  return durations[1];
+}
+
+}  // namespace vcpufold::bench

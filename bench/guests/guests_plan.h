@@ -1,0 +1,51 @@
+#pragma once
+// What the real-guest bench runs and how a run's numbers are read: the
+// workloads and their emulated counterparts, the modes, the interleaved order
+// of the runs, the fixed mode's size, and the measured unit from a guest's
+// unit log. Pure: no process, no I/O (unit-tested).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vcpufold::bench {
+
+struct GuestWorkload {
+  std::string name;         // as /lab/unit in the guest knows it
+  unsigned size = 0;        // the unit's size: hackbench loops, files per task, loop iterations
+  std::string emulated;     // the emulated bench's steady workload it is set beside
+  std::string description;  // for the report
+};
+
+// hackbench-pipe, hackbench-socket, files, compute.
+const std::vector<GuestWorkload>& guestWorkloads();
+const GuestWorkload* findGuestWorkload(const std::string& name);
+
+enum class GuestMode { Unfolded, Vcpufold, Fixed };
+inline constexpr GuestMode kGuestModes[] = {GuestMode::Unfolded, GuestMode::Vcpufold, GuestMode::Fixed};
+const char* guestModeName(GuestMode mode);
+std::optional<GuestMode> parseGuestMode(const std::string& name);
+
+// The fixed mode's size: each guest's equal share of the pCPUs, rounded up to
+// whole vCPUs (static-fair's rule), between 1 and the guest's vCPUs.
+unsigned fixedShareVcpus(unsigned pcpus, unsigned guests, unsigned vcpus);
+
+struct PlannedRun {
+  unsigned repetition = 0;  // 1-based
+  std::string workload;
+  GuestMode mode = GuestMode::Unfolded;
+};
+// Every repetition in turn; in each, every workload; for each, every mode:
+// the modes of one workload run back to back, so slow drift of the machine
+// touches them alike.
+std::vector<PlannedRun> interleavedPlan(unsigned repetitions, const std::vector<std::string>& workloads);
+
+// A guest's unit log (/lab/stop: "START END" uptime seconds per unit, in the
+// order they ended): the seconds the second unit took. The first warms the
+// guest up (TCG translates the code it first runs) and overlaps the modes'
+// start; every guest keeps running units until all have ended their second,
+// so the second always runs against a full load. nullopt when there is none
+// or a unit failed.
+std::optional<double> measuredUnitSeconds(const std::string& unitLog);
+
+}  // namespace vcpufold::bench

@@ -1,0 +1,189 @@
+#include "guests_report.h"
+
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "bench_text.h"
+
+namespace vcpufold::bench {
+
+namespace {
+
+std::vector<double> throughputs(const std::vector<GuestSample>& samples, const std::string& actuator,
+                                const std::string& workload, GuestMode mode) {
+  std::vector<double> values;
+  for (const auto& sample : samples)
+    if (sample.actuator == actuator && sample.workload == workload && sample.mode == mode)
+      values.push_back(sample.throughput());
+  return values;
+}
+
+std::string ratioText(const Estimate& estimate) {
+  if (estimate.samples == 0) return "-";
+  if (estimate.samples < 2) return format("%.2f", estimate.median) + " (one run)";
+  return format("%.2f", estimate.median) + " [" + format("%.2f", estimate.low) + ", " + format("%.2f", estimate.high) +
+         "]";
+}
+
+std::string rateText(const Estimate& estimate) {
+  if (estimate.samples == 0) return "-";
+  if (estimate.samples < 2) return format("%.3f", estimate.median);
+  return format("%.3f", estimate.median) + " [" + format("%.3f", estimate.low) + ", " + format("%.3f", estimate.high) +
+         "]";
+}
+
+bool ran(const GuestsReportInput& input, const ActuatorRun& actuator, const std::string& workload) {
+  return actuator.skipped.empty() &&
+         !throughputs(input.samples, actuator.actuator, workload, GuestMode::Unfolded).empty();
+}
+
+std::string emulatedMode(GuestMode mode) { return mode == GuestMode::Fixed ? "static-fair" : guestModeName(mode); }
+
+}  // namespace
+
+double GuestSample::throughput() const {
+  double total = 0;
+  for (const double seconds : unitSeconds)
+    if (seconds > 0) total += 1 / seconds;
+  return total;
+}
+
+std::vector<EmulatedSample> readEmulatedResults(const std::string& csv) {
+  // scenario,mode,repetition,vm,window_s,ops_per_s,...: one row per VM.
+  std::map<std::tuple<std::string, std::string, unsigned>, double> totals;
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) {
+    std::vector<std::string> fields;
+    std::istringstream row(line);
+    for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+    if (fields.size() < 6 || fields[0].rfind("steady/", 0) != 0) continue;
+    try {
+      totals[{fields[0].substr(7), fields[1], static_cast<unsigned>(std::stoul(fields[2]))}] += std::stod(fields[5]);
+    } catch (const std::exception&) {
+      continue;  // not a number: not a row of results
+    }
+  }
+  std::vector<EmulatedSample> samples;
+  for (const auto& [key, total] : totals)
+    samples.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), total});
+  return samples;
+}
+
+std::vector<double> emulatedThroughputs(const std::vector<EmulatedSample>& samples, const std::string& workload,
+                                        const std::string& mode) {
+  std::vector<double> values;
+  for (const auto& sample : samples)
+    if (sample.workload == workload && sample.mode == mode) values.push_back(sample.opsPerSecond);
+  return values;
+}
+
+std::string guestsCsv(const std::vector<GuestSample>& samples) {
+  std::string out = "actuator,workload,mode,repetition,guest,unit_s,units_per_s_all_guests\n";
+  for (const auto& sample : samples)
+    for (std::size_t guest = 0; guest < sample.unitSeconds.size(); ++guest)
+      out += sample.actuator + "," + sample.workload + "," + guestModeName(sample.mode) + "," +
+             std::to_string(sample.repetition) + "," + std::to_string(guest + 1) + "," +
+             format("%.3f", sample.unitSeconds[guest]) + "," + format("%.5f", sample.throughput()) + "\n";
+  return out;
+}
+
+Estimate guestRatio(const std::vector<GuestSample>& samples, const std::string& actuator, const std::string& workload,
+                    GuestMode a, GuestMode b) {
+  return estimateRatio(throughputs(samples, actuator, workload, a), throughputs(samples, actuator, workload, b));
+}
+
+std::string renderGuestsReport(const GuestsReportInput& input) {
+  std::ostringstream out;
+  out << "Machine: " << input.machine << "; guests are TCG (`thread=multi`: every vCPU a host thread)  \n";
+  out << "Commit: " << input.commit << ", " << input.date << "; the run took " << format("%.0f", input.minutes)
+      << " min, " << input.repetitions << " repetitions of every mode, modes interleaved.  \n";
+  out << "Reproduce: `" << input.command << "`\n\n";
+  out << input.guests << " guests x " << input.vcpus << " vCPUs on " << input.pcpus
+      << " pCPUs, under libvirt; each guest runs the workload at once with the others. A guest's figure is the "
+         "time of its second unit of work (the first warms TCG's translation up and covers the mode's start); every "
+         "guest keeps working until all have ended their second, so each is measured under the full load. "
+         "Throughput is units per second summed over the guests; a ratio is of medians, its 95% interval from "
+         "resampling both sides. Modes: **unfolded** (no hostd, no agent), **vcpufold** (the real hostd at its "
+         "defaults and the real agents), **fixed** (every guest's policy `fixed` at "
+      << input.fixedVcpus << " vCPU" << (input.fixedVcpus == 1 ? "" : "s")
+      << ", its equal share of the pCPUs rounded up, through `virsh metadata`, applied by the same hostd and "
+         "agents).\n\n";
+
+  for (const auto& actuator : input.actuators) {
+    out << "##### Actuator `" << actuator.actuator << "`"
+        << (actuator.kernel.empty() ? "" : " (guest kernel " + actuator.kernel + ")") << "\n\n";
+    if (!actuator.skipped.empty()) {
+      out << "Not run: " << actuator.skipped << "\n\n";
+      continue;
+    }
+    out << "| workload | unfolded (units/s) | vcpufold | fixed | vcpufold / unfolded | vcpufold / fixed | "
+           "fixed / unfolded |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+    for (const auto& workload : input.workloads) {
+      if (!ran(input, actuator, workload)) continue;
+      out << "| " << workload;
+      for (const GuestMode mode : kGuestModes)
+        out << " | " << rateText(estimateMedian(throughputs(input.samples, actuator.actuator, workload, mode)));
+      out << " | "
+          << ratioText(guestRatio(input.samples, actuator.actuator, workload, GuestMode::Vcpufold, GuestMode::Unfolded))
+          << " | "
+          << ratioText(guestRatio(input.samples, actuator.actuator, workload, GuestMode::Vcpufold, GuestMode::Fixed))
+          << " | "
+          << ratioText(guestRatio(input.samples, actuator.actuator, workload, GuestMode::Fixed, GuestMode::Unfolded))
+          << " |\n";
+    }
+    out << "\n";
+  }
+
+  out << "##### Targets\n\n| target | measured | verdict |\n| --- | --- | --- |\n";
+  const auto target = [&](const std::string& actuator, const std::string& workload, GuestMode a, GuestMode b,
+                          double at) {
+    const Estimate ratio = guestRatio(input.samples, actuator, workload, a, b);
+    if (ratio.samples == 0) return;
+    out << "| `" << actuator << "` " << workload << ": " << guestModeName(a) << " / " << guestModeName(b)
+        << " >= " << format("%.2f", at) << " | " << ratioText(ratio) << " | " << verdictName(judgeAtLeast(ratio, at))
+        << " |\n";
+  };
+  for (const auto& actuator : input.actuators) {
+    if (!actuator.skipped.empty()) continue;
+    for (const auto& workload : input.workloads) {
+      if (workload.rfind("hackbench", 0) == 0) {
+        target(actuator.actuator, workload, GuestMode::Vcpufold, GuestMode::Unfolded, 1.2);
+        target(actuator.actuator, workload, GuestMode::Vcpufold, GuestMode::Fixed, 0.95);
+      } else if (workload == "compute") {
+        target(actuator.actuator, workload, GuestMode::Vcpufold, GuestMode::Unfolded, 0.95);
+      }
+    }
+  }
+  out << "\n";
+
+  out << "##### The emulated model beside the real guests\n\n" << input.emulatedNote << "\n\n";
+  if (!input.emulated.empty()) {
+    out << "| real workload (actuator) | emulated workload | ratio | real | emulated | real / emulated |\n"
+           "| --- | --- | --- | ---: | ---: | ---: |\n";
+    for (const auto& actuator : input.actuators) {
+      for (const auto& workload : input.workloads) {
+        const GuestWorkload* known = findGuestWorkload(workload);
+        if (!known || !ran(input, actuator, workload)) continue;
+        for (const GuestMode mode : {GuestMode::Vcpufold, GuestMode::Fixed}) {
+          const Estimate real = guestRatio(input.samples, actuator.actuator, workload, mode, GuestMode::Unfolded);
+          const Estimate emulated =
+              estimateRatio(emulatedThroughputs(input.emulated, known->emulated, emulatedMode(mode)),
+                            emulatedThroughputs(input.emulated, known->emulated, "unfolded"));
+          if (emulated.samples == 0) continue;
+          const double gap = emulated.median > 0 ? real.median / emulated.median : 0;
+          out << "| " << workload << " (`" << actuator.actuator << "`) | " << known->emulated << " | "
+              << guestModeName(mode) << " / unfolded | " << ratioText(real) << " | " << ratioText(emulated) << " | "
+              << format("%.2f", gap) << (std::abs(gap - 1) > 0.2 ? " (gap over 20%)" : "") << " |\n";
+        }
+      }
+    }
+    out << "\n";
+  }
+  if (!input.plotFile.empty()) out << "![" << input.plotFile << "](" << input.imagePrefix << input.plotFile << ")\n";
+  return out.str();
+}
+
+}  // namespace vcpufold::bench

@@ -1,0 +1,64 @@
+#pragma once
+// The real-guest bench's results: its CSV, the "Real guest kernels" block of
+// docs/performance.md (per actuator and workload: medians with 95% bootstrap
+// intervals, ratios, the targets judged met / missed / not shown) and the
+// emulated bench's ratios for the same 3 x 4 on 2 beside the real ones. Pure
+// text in, text out (unit-tested); the plot is plots-side (guests_plot.h).
+
+#include <string>
+#include <vector>
+
+#include "guests_plan.h"
+#include "statistics.h"
+
+namespace vcpufold::bench {
+
+// One measurement: every guest ran `workload` at once; each one's measured unit.
+struct GuestSample {
+  std::string actuator;  // "cpuset" (stock kernel), "kernel" (patched kernel)
+  std::string workload;
+  GuestMode mode = GuestMode::Unfolded;
+  unsigned repetition = 0;
+  std::vector<double> unitSeconds;  // per guest
+  // Units per second over all guests: the throughput the modes are compared by.
+  double throughput() const;
+};
+
+// The emulated bench's total ops/s of one run (its results.csv, summed over VMs).
+struct EmulatedSample {
+  std::string workload;  // steady's: spinlock, compute, message
+  std::string mode;      // unfolded, vcpufold, static-fair
+  unsigned repetition = 0;
+  double opsPerSecond = 0;
+};
+// Reads vcpufold-bench-contention's results.csv, keeping steady/* rows.
+std::vector<EmulatedSample> readEmulatedResults(const std::string& csv);
+// The total ops/s of every run of one emulated workload and mode.
+std::vector<double> emulatedThroughputs(const std::vector<EmulatedSample>& samples, const std::string& workload,
+                                        const std::string& mode);
+
+struct ActuatorRun {
+  std::string actuator;
+  std::string kernel;   // the guests' `uname -r`
+  std::string skipped;  // why it did not run, or empty
+};
+
+struct GuestsReportInput {
+  std::string machine, commit, date, command;
+  double minutes = 0;
+  unsigned guests = 0, vcpus = 0, pcpus = 0, fixedVcpus = 0, repetitions = 0;
+  std::vector<std::string> workloads;
+  std::vector<ActuatorRun> actuators;
+  std::vector<GuestSample> samples;
+  std::vector<EmulatedSample> emulated;
+  std::string emulatedNote;  // how the emulated runs were made, or why there are none
+  std::string imagePrefix, plotFile;
+};
+
+std::string guestsCsv(const std::vector<GuestSample>& samples);
+// The ratio mode a / mode b of one actuator and workload.
+Estimate guestRatio(const std::vector<GuestSample>& samples, const std::string& actuator, const std::string& workload,
+                    GuestMode a, GuestMode b);
+std::string renderGuestsReport(const GuestsReportInput& input);
+
+}  // namespace vcpufold::bench

@@ -1,0 +1,82 @@
+# Lab guest payload (lab.run=guests-bench), for vcpufold-bench-guests: the
+# workloads, and the real vcpufold-agent, started and stopped by the host
+# through the control port. Each command prints one line.
+#   /lab/agent start|stop   the agent at its defaults (stop waits until it has unfolded)
+#   /lab/run NAME SIZE      starts workload NAME in the background (its own session):
+#                           units of SIZE back to back until stopped, each one's start
+#                           and end (uptime, s) a line of /tmp/gb/units
+#   /lab/wait N             returns once N units have ended ("done"), or one failed
+#   /lab/stop               ends the workload and prints /tmp/gb/units
+mkdir -p /tmp/gb /etc/vcpufold
+
+cat >/lab/agent <<'SCRIPT'
+case $1 in
+  start)
+    [ -s /tmp/gb/agent.pid ] && kill -0 "$(cat /tmp/gb/agent.pid)" 2>/dev/null && { echo running; exit 0; }
+    setsid vcpufold-agent --log-level debug >>/tmp/gb/agent.log 2>&1 </dev/null &
+    echo $! >/tmp/gb/agent.pid
+    echo started ;;
+  stop)
+    pid=$(cat /tmp/gb/agent.pid 2>/dev/null)
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null
+    i=0
+    while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    : >/tmp/gb/agent.pid
+    echo "stopped; preferred $(cat /sys/devices/system/cpu/preferred 2>/dev/null || echo -), cpuset $(cat /sys/fs/cgroup/vcpufold.fold/cpuset.cpus 2>/dev/null || echo -)" ;;
+esac
+SCRIPT
+
+# One unit of each workload. SIZE scales it; the host picks SIZE so that a
+# unit takes 10-30 s with the guests contending.
+cat >/lab/unit <<'SCRIPT'
+size=$2
+case $1 in
+  hackbench-pipe) hackbench -p -g 4 -l "$size" >/dev/null ;;
+  hackbench-socket) hackbench -g 4 -l "$size" >/dev/null ;;
+  # Small files created and removed on tmpfs by 8 tasks at once, each step a
+  # fork and exec: the dentry, inode, mm and process-creation locks.
+  files)
+    for task in 1 2 3 4 5 6 7 8; do
+      (dir=/tmp/gb/files.$task; mkdir -p "$dir"; i=0
+       while [ $i -lt "$size" ]; do
+         echo "$i" >"$dir/$i"; cp "$dir/$i" "$dir/$i.copy"; rm "$dir/$i" "$dir/$i.copy"; i=$((i + 1))
+       done; rmdir "$dir") &
+    done
+    wait ;;
+  # The control: 4 shell loops that only compute, nothing to gain from folding.
+  compute)
+    for task in 1 2 3 4; do
+      (i=0; while [ $i -lt "$size" ]; do i=$((i + 1)); done) &
+    done
+    wait ;;
+  *) echo "unknown workload $1" >&2; exit 2 ;;
+esac
+SCRIPT
+
+cat >/lab/run <<'SCRIPT'
+: >/tmp/gb/units
+setsid sh -c '
+  while :; do
+    start=$(cut -d" " -f1 /proc/uptime)
+    sh /lab/unit "$1" "$2" || { echo failed >>/tmp/gb/units; exit 1; }
+    echo "$start $(cut -d" " -f1 /proc/uptime)" >>/tmp/gb/units
+  done' sh "$1" "$2" </dev/null >/dev/null 2>&1 &
+echo $! >/tmp/gb/run.pid
+echo started
+SCRIPT
+
+cat >/lab/wait <<'SCRIPT'
+while [ "$(wc -l </tmp/gb/units)" -lt "$1" ]; do sleep 0.3; done
+grep -q failed /tmp/gb/units && { echo "a unit failed"; exit 1; }
+echo done
+SCRIPT
+
+cat >/lab/stop <<'SCRIPT'
+pid=$(cat /tmp/gb/run.pid 2>/dev/null)
+[ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null
+: >/tmp/gb/run.pid
+rm -rf /tmp/gb/files.*
+cat /tmp/gb/units
+SCRIPT
+
+: >/tmp/gb/ready
