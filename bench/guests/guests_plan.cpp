@@ -6,13 +6,13 @@
 namespace vcpufold::bench {
 
 const std::vector<GuestWorkload>& guestWorkloads() {
-  // Sizes make a unit take about 10-15 s with 3 guests x 4 vCPUs on 2 pCPUs under TCG.
+  // Sizes make a unit take about 10-20 s with 3 guests x 4 vCPUs on 2 pCPUs under TCG.
   static const std::vector<GuestWorkload> workloads{
-      {"hackbench-pipe", 160, "message", "hackbench -p -g 4 (160 tasks, pipes)"},
-      {"hackbench-socket", 100, "message", "hackbench -g 4 (160 tasks, UNIX sockets)"},
-      {"files", 80, "spinlock",
+      {"hackbench-pipe", 320, "message", "hackbench -p -g 4 (160 tasks, pipes)"},
+      {"hackbench-socket", 200, "message", "hackbench -g 4 (160 tasks, UNIX sockets)"},
+      {"files", 160, "spinlock",
        "8 tasks creating, copying and removing small files on tmpfs (fork, exec, dentry and inode locks)"},
-      {"compute", 70000, "compute", "4 shell loops that only compute (the control)"},
+      {"compute", 140000, "compute", "4 shell loops that only compute (the control)"},
   };
   return workloads;
 }

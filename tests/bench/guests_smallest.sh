@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# vcpufold-bench-guests in its smallest configuration, as scripts/test.sh runs
+# it (label e2e): 2 TCG guests under libvirt, one workload, one repetition of
+# each mode, cpuset actuator, one emulated repetition. Checks that the bench
+# completes and writes its table, CSV and plot (one repetition shows nothing,
+# so its figures are not judged).
+# Usage: guests_smallest.sh BENCH_BINARY
+set -euo pipefail
+bench=$1
+if [[ $(id -u) != 0 ]]; then
+  echo "[  SKIPPED ] the bench needs root (libvirt's system instance)"
+  exit 0
+fi
+for tool in qemu-system-x86_64 libvirtd virsh cpio; do
+  command -v "$tool" >/dev/null || { echo "[  SKIPPED ] $tool is not installed"; exit 0; }
+done
+work=$(mktemp -d /var/tmp/vcpufold-bench-guests.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() {
+  echo "guests_smallest: $*"
+  cat "$work/out.log"
+  exit 1
+}
+started=$(date +%s)
+"$bench" --guests 2 --repetitions 1 --workloads hackbench-pipe --actuators cpuset --emulated-repetitions 1 \
+  --work "$work" --out "$work/results" >"$work/out.log" 2>&1 || fail "the bench failed"
+elapsed=$(($(date +%s) - started))
+results=$work/results
+for file in results.md results.csv guests-ratios.png; do
+  [[ -s $results/$file ]] || fail "no $file"
+done
+md=$results/results.md
+grep -q '^##### Actuator `cpuset` (guest kernel 6\.1\.' "$md" || fail "no cpuset section with the stock kernel"
+grep -Eq '^\| hackbench-pipe \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \(one run\) \|' "$md" ||
+  fail "no hackbench-pipe row with a figure for every mode"
+grep -q '^| `cpuset` hackbench-pipe: vcpufold / unfolded >= 1.20 | .* | not shown |' "$md" ||
+  fail "one repetition must not show a target"
+grep -q '^| hackbench-pipe (`cpuset`) | message | vcpufold / unfolded | ' "$md" ||
+  fail "no emulated ratio beside the real one"
+rows=$(grep -c '^cpuset,hackbench-pipe,\(unfolded\|vcpufold\|fixed\),1,[12],' "$results/results.csv")
+[[ $rows == 6 ]] || fail "results.csv has $rows rows of 3 modes x 2 guests, not 6"
+echo "guests_smallest: report produced in ${elapsed} s"

@@ -1,0 +1,158 @@
+// The real-guest bench's plan and report (bench/guests): the order of the
+// runs, the fixed mode's size, the measured unit, the emulated results read
+// back, and the targets judged from the samples.
+
+#include <gtest/gtest.h>
+
+#include "guests_plan.h"
+#include "guests_report.h"
+
+using namespace vcpufold::bench;
+
+TEST(GuestsPlan, FixedSizeIsTheEqualShareRoundedUpWithinTheGuest) {
+  EXPECT_EQ(fixedShareVcpus(2, 3, 4), 1U);   // 0.67 -> 1
+  EXPECT_EQ(fixedShareVcpus(2, 2, 4), 1U);   // exactly 1
+  EXPECT_EQ(fixedShareVcpus(4, 3, 4), 2U);   // 1.33 -> 2
+  EXPECT_EQ(fixedShareVcpus(16, 2, 4), 4U);  // never above the guest's vCPUs
+  EXPECT_EQ(fixedShareVcpus(1, 8, 4), 1U);   // never below one
+}
+
+TEST(GuestsPlan, EveryModeOfAWorkloadRunsBackToBackInEveryRepetition) {
+  const auto plan = interleavedPlan(2, {"hackbench-pipe", "compute"});
+  ASSERT_EQ(plan.size(), 2U * 2U * 3U);
+  EXPECT_EQ(plan[0].repetition, 1U);
+  EXPECT_EQ(plan[0].workload, "hackbench-pipe");
+  EXPECT_EQ(plan[0].mode, GuestMode::Unfolded);
+  EXPECT_EQ(plan[1].mode, GuestMode::Vcpufold);
+  EXPECT_EQ(plan[2].mode, GuestMode::Fixed);
+  EXPECT_EQ(plan[3].workload, "compute");
+  EXPECT_EQ(plan[6].repetition, 2U);
+  EXPECT_EQ(plan[6].workload, "hackbench-pipe");
+  EXPECT_EQ(plan.back().mode, GuestMode::Fixed);
+}
+
+TEST(GuestsPlan, ModesAndWorkloadsAreKnownByName) {
+  for (const GuestMode mode : kGuestModes) EXPECT_EQ(parseGuestMode(guestModeName(mode)), mode);
+  EXPECT_FALSE(parseGuestMode("steal-law"));
+  for (const auto& workload : guestWorkloads()) {
+    EXPECT_EQ(findGuestWorkload(workload.name), &workload);
+    EXPECT_GT(workload.size, 0U);
+    EXPECT_TRUE(workload.emulated == "message" || workload.emulated == "spinlock" || workload.emulated == "compute")
+        << workload.emulated;
+  }
+  EXPECT_EQ(findGuestWorkload("kernel-build"), nullptr);
+}
+
+TEST(GuestsPlan, TheMeasuredUnitIsTheSecond) {
+  EXPECT_DOUBLE_EQ(*measuredUnitSeconds("61.20 70.50\n70.52 74.27\n74.30 80.00\n"), 74.27 - 70.52);
+  EXPECT_FALSE(measuredUnitSeconds("61.20 70.50\n"));               // only the warm-up
+  EXPECT_FALSE(measuredUnitSeconds(""));                            // nothing ran
+  EXPECT_FALSE(measuredUnitSeconds("61.20 70.50\nfailed\n"));       // the second unit failed
+  EXPECT_FALSE(measuredUnitSeconds("61.20 70.50\n75.00 74.00\n"));  // ended before it started
+  EXPECT_FALSE(measuredUnitSeconds("cat: can't open '/tmp/gb/units'\n"));
+}
+
+TEST(GuestsReport, ThroughputIsUnitsPerSecondSummedOverTheGuests) {
+  const GuestSample sample{"cpuset", "compute", GuestMode::Unfolded, 1, {2.0, 4.0}};
+  EXPECT_DOUBLE_EQ(sample.throughput(), 0.5 + 0.25);
+}
+
+TEST(GuestsReport, ReadsTheEmulatedBenchsRowsOfTheSteadyScenarioOnly) {
+  const std::string csv =
+      "scenario,mode,repetition,vm,window_s,ops_per_s,cpus,ops_per_cpu_s,delay_ratio,context_switches_per_s,"
+      "preferred_changes,preferred_at_end,weights_applied,host_cpus\n"
+      "steady/message,unfolded,1,vm-1,1.250,100000.0,0.66,150000.0,0.8,10.0,0,4,1,\"0,1\"\n"
+      "steady/message,unfolded,1,vm-2,1.250,120000.0,0.66,150000.0,0.8,10.0,0,4,1,\"0,1\"\n"
+      "steady/message,vcpufold,1,vm-1,1.250,130000.0,0.66,150000.0,0.8,10.0,2,4,1,\"0,1\"\n"
+      "steady/message,unfolded,2,vm-1,1.250,90000.0,0.66,150000.0,0.8,10.0,0,4,1,\"0,1\"\n"
+      "large-dynamic,unfolded,1,vm-1,19.9,69087.6,0.66,103719.4,0.92,0.0,0,16,1,\"0,1\"\n";
+  const auto samples = readEmulatedResults(csv);
+  EXPECT_EQ(emulatedThroughputs(samples, "message", "unfolded"), (std::vector<double>{220000.0, 90000.0}));
+  EXPECT_EQ(emulatedThroughputs(samples, "message", "vcpufold"), (std::vector<double>{130000.0}));
+  EXPECT_TRUE(emulatedThroughputs(samples, "dynamic", "unfolded").empty());
+  EXPECT_EQ(samples.size(), 3U);
+}
+
+namespace {
+
+// Three repetitions of every mode: unfolded at 1 unit/s a guest, vcpufold at
+// `vcpufoldSpeed` times that, fixed at `fixedSpeed`, with a little spread.
+std::vector<GuestSample> samplesOf(const std::string& workload, double vcpufoldSpeed, double fixedSpeed) {
+  std::vector<GuestSample> samples;
+  const double spread[] = {0.98, 1.0, 1.02};
+  for (unsigned repetition = 1; repetition <= 3; ++repetition) {
+    const double noise = spread[repetition - 1];
+    for (const auto& [mode, speed] :
+         {std::pair{GuestMode::Unfolded, 1.0}, std::pair{GuestMode::Vcpufold, vcpufoldSpeed},
+          std::pair{GuestMode::Fixed, fixedSpeed}})
+      samples.push_back({"cpuset", workload, mode, repetition, std::vector<double>(3, 10.0 / (speed * noise))});
+  }
+  return samples;
+}
+
+GuestsReportInput inputWith(std::vector<GuestSample> samples, std::vector<std::string> workloads) {
+  GuestsReportInput input;
+  input.guests = 3;
+  input.vcpus = 4;
+  input.pcpus = 2;
+  input.fixedVcpus = 1;
+  input.repetitions = 3;
+  input.workloads = std::move(workloads);
+  input.actuators = {{"cpuset", "6.1.0-57-cloud-amd64", ""}, {"kernel", "", "the patched kernel is not built"}};
+  input.samples = std::move(samples);
+  input.emulatedNote = "emulated note";
+  return input;
+}
+
+}  // namespace
+
+TEST(GuestsReport, JudgesTheTargetsFromTheirIntervals) {
+  auto samples = samplesOf("hackbench-pipe", 1.5, 1.45);
+  const auto compute = samplesOf("compute", 0.8, 0.8);
+  samples.insert(samples.end(), compute.begin(), compute.end());
+  const std::string report = renderGuestsReport(inputWith(samples, {"hackbench-pipe", "compute"}));
+
+  EXPECT_NE(report.find("| `cpuset` hackbench-pipe: vcpufold / unfolded >= 1.20 | 1.50 ["), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("vcpufold / unfolded >= 1.20 | 1.50 [1.44, 1.56] | met |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| `cpuset` hackbench-pipe: vcpufold / fixed >= 0.95 | 1.03 ["), std::string::npos) << report;
+  // compute at 0.8 of unfolded: the whole interval below 0.95.
+  EXPECT_NE(report.find("| `cpuset` compute: vcpufold / unfolded >= 0.95 | 0.80 [0.77, 0.83] | missed |"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("Not run: the patched kernel is not built"), std::string::npos) << report;
+  EXPECT_EQ(report.find("`kernel` hackbench"), std::string::npos) << "a skipped actuator has no targets";
+}
+
+TEST(GuestsReport, OneRepetitionShowsNothing) {
+  std::vector<GuestSample> samples;
+  for (const GuestMode mode : kGuestModes)
+    samples.push_back({"cpuset", "hackbench-pipe", mode, 1, {mode == GuestMode::Unfolded ? 10.0 : 5.0}});
+  const std::string report = renderGuestsReport(inputWith(samples, {"hackbench-pipe"}));
+  EXPECT_NE(report.find("vcpufold / unfolded >= 1.20 | 2.00 (one run) | not shown |"), std::string::npos) << report;
+}
+
+TEST(GuestsReport, SetsTheEmulatedRatioBesideTheRealOneAndFlagsAGapOverAFifth) {
+  auto input = inputWith(samplesOf("hackbench-pipe", 1.5, 1.45), {"hackbench-pipe"});
+  for (unsigned repetition = 1; repetition <= 3; ++repetition) {
+    input.emulated.push_back({"message", "unfolded", repetition, 100000.0 + repetition});
+    input.emulated.push_back({"message", "vcpufold", repetition, 100000.0 - repetition});
+    input.emulated.push_back({"message", "static-fair", repetition, 140000.0});
+  }
+  const std::string report = renderGuestsReport(input);
+  // vcpufold: real 1.50 against emulated 1.00, a gap of half; fixed: 1.45 against 1.40.
+  EXPECT_NE(report.find("| hackbench-pipe (`cpuset`) | message | vcpufold / unfolded | 1.50 ["), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("| 1.50 (gap over 20%) |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| hackbench-pipe (`cpuset`) | message | fixed / unfolded | 1.45 ["), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("| 1.04 |"), std::string::npos) << report;
+}
+
+TEST(GuestsReport, TheCsvHasOneRowPerGuest) {
+  const std::vector<GuestSample> samples{{"kernel", "files", GuestMode::Fixed, 2, {4.0, 5.0}}};
+  EXPECT_EQ(guestsCsv(samples),
+            "actuator,workload,mode,repetition,guest,unit_s,units_per_s_all_guests\n"
+            "kernel,files,fixed,2,1,4.000,0.45000\n"
+            "kernel,files,fixed,2,2,5.000,0.45000\n");
+}
