@@ -13,7 +13,7 @@
 namespace vcpufold::agent {
 namespace {
 
-constexpr const char* kStateFile = "/run/vcpufold/cpuset-state.json";
+constexpr const char* kStateFile = paths::kCpusetStateFile;
 constexpr unsigned long kPfKthread = 0x00200000;
 
 std::vector<std::string> words(std::string_view text) {

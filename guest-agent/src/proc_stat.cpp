@@ -3,6 +3,8 @@
 #include <charconv>
 #include <string>
 
+#include "vcpufold/common/system_paths.h"
+
 namespace vcpufold::agent {
 namespace {
 
@@ -40,21 +42,22 @@ Expected<ProcStatSample> parseProcStat(std::string_view text) {
       // user nice system idle iowait irq softirq steal [guest guest_nice]
       std::uint64_t values[8] = {};
       for (auto& value : values)
-        if (!parseUnsigned(nextWord(line), value)) return Error{"/proc/stat: malformed cpu line"};
+        if (!parseUnsigned(nextWord(line), value)) return Error{std::string(paths::kProcStat) + ": malformed cpu line"};
       sample.stealTicks = values[7];
       sawCpu = true;
     } else if (key.size() > 3 && key.substr(0, 3) == "cpu") {
       ++sample.cpusReporting;
     } else if (key == "procs_running") {
       std::uint64_t running = 0;
-      if (!parseUnsigned(nextWord(line), running)) return Error{"/proc/stat: malformed procs_running"};
+      if (!parseUnsigned(nextWord(line), running))
+        return Error{std::string(paths::kProcStat) + ": malformed procs_running"};
       sample.procsRunning = static_cast<std::uint32_t>(std::min<std::uint64_t>(running, UINT32_MAX));
       sawProcsRunning = true;
     }
   }
-  if (!sawCpu) return Error{"/proc/stat: no cpu line"};
-  if (!sawProcsRunning) return Error{"/proc/stat: no procs_running line"};
-  if (sample.cpusReporting == 0) return Error{"/proc/stat: no per-CPU lines"};
+  if (!sawCpu) return Error{std::string(paths::kProcStat) + ": no cpu line"};
+  if (!sawProcsRunning) return Error{std::string(paths::kProcStat) + ": no procs_running line"};
+  if (sample.cpusReporting == 0) return Error{std::string(paths::kProcStat) + ": no per-CPU lines"};
   return sample;
 }
 

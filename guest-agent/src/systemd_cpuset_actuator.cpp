@@ -8,7 +8,7 @@
 namespace vcpufold::agent {
 namespace {
 
-constexpr const char* kStateFile = "/run/vcpufold/systemd-state.json";
+constexpr const char* kStateFile = paths::kSystemdStateFile;
 
 bool isTopLevelUnit(const std::string& name) {
   auto endsWith = [&name](std::string_view suffix) {
@@ -43,12 +43,15 @@ SavedState loadState(const RootedFs& fs) {
 
 }  // namespace
 
-bool SystemdCpusetActuator::systemdIsInit(const RootedFs& fs) { return fs.isDirectory("/run/systemd/system"); }
+bool SystemdCpusetActuator::systemdIsInit(const RootedFs& fs) { return fs.isDirectory(paths::kSystemdRunDir); }
 
 bool SystemdCpusetActuator::hasLeftovers(const RootedFs& fs) { return fs.exists(kStateFile); }
 
 SystemdCpusetActuator::SystemdCpusetActuator(RootedFs fs, std::string cgroupRoot, std::unique_ptr<SystemdUnits> units)
-    : fs_(std::move(fs)), cgroupRoot_(std::move(cgroupRoot)), units_(std::move(units)), managed_(loadState(fs_).units) {}
+    : fs_(std::move(fs)),
+      cgroupRoot_(std::move(cgroupRoot)),
+      units_(std::move(units)),
+      managed_(loadState(fs_).units) {}
 
 Expected<void> SystemdCpusetActuator::saveState() const {
   if (auto made = fs_.makeDirectory(paths::kAgentStateDir); !made) return made;

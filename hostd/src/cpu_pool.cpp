@@ -55,22 +55,24 @@ Expected<std::map<unsigned, CpuTicks>> parsePerCpuTicks(std::string_view procSta
     }
     std::uint64_t cpuNumber = 0;
     if (!number(words[0].substr(3), cpuNumber) || cpuNumber >= protocol::kMaxCpus)
-      return Error{"/proc/stat: malformed line \"" + std::string(words[0]) + "\""};
+      return Error{std::string(paths::kProcStat) + ": malformed line \"" + std::string(words[0]) + "\""};
     const auto cpu = static_cast<unsigned>(cpuNumber);
-    if (words.size() < 9) return Error{"/proc/stat: short line for cpu" + std::to_string(cpu)};
+    if (words.size() < 9) return Error{std::string(paths::kProcStat) + ": short line for cpu" + std::to_string(cpu)};
     std::uint64_t values[8] = {};
     CpuTicks t;
     for (std::size_t i = 0; i < 8; ++i) {
-      if (!number(words[i + 1], values[i])) return Error{"/proc/stat: malformed value in cpu" + std::to_string(cpu)};
+      if (!number(words[i + 1], values[i]))
+        return Error{std::string(paths::kProcStat) + ": malformed value in cpu" + std::to_string(cpu)};
       // user nice system idle iowait irq softirq steal [guest guest_nice]: guest
       // time is already inside user and nice, so it is not added again.
-      if (t.total > UINT64_MAX - values[i]) return Error{"/proc/stat: cpu" + std::to_string(cpu) + " overflows"};
+      if (t.total > UINT64_MAX - values[i])
+        return Error{std::string(paths::kProcStat) + ": cpu" + std::to_string(cpu) + " overflows"};
       t.total += values[i];
     }
     t.busy = t.total - values[3] - values[4];
     ticks[cpu] = t;
   }
-  if (ticks.empty()) return Error{"/proc/stat: no per-CPU lines"};
+  if (ticks.empty()) return Error{std::string(paths::kProcStat) + ": no per-CPU lines"};
   return ticks;
 }
 

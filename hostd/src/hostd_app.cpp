@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "vcpufold/common/daemon_support.h"
+#include "vcpufold/common/system_paths.h"
 #include "vcpufold/hostd/hostd_daemon.h"
 #include "vcpufold/hostd/libvirt_inventory.h"
 #include "vcpufold/hostd/qmp_inventory.h"
@@ -15,7 +16,7 @@
 namespace vcpufold::hostd {
 namespace {
 
-constexpr const char* kDefaultConfig = "/etc/vcpufold/hostd.toml";
+constexpr const char* kDefaultConfig = paths::kHostdConfig;
 
 Expected<HostdConfig> loadConfig(const HostdOptions& options) {
   const std::string path = options.configPath.empty() ? kDefaultConfig : options.configPath;
@@ -114,7 +115,7 @@ int printHostdStatus(const HostdOptions& options) {
   if (!config)
     std::fprintf(stderr, "vcpufold-hostd status: %s\n(trying the default control socket)\n",
                  config.error().message.c_str());
-  const std::string socket = config ? config->controlSocket : "/run/vcpufold/hostd.sock";
+  const std::string socket = config ? config->controlSocket : paths::kHostdControlSocket;
   auto text = readControlSocket(RootedFs(options.root).resolve(socket).string());
   if (!text) {
     std::fprintf(stderr, "vcpufold-hostd status: %s\n", text.error().message.c_str());

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vcpufold/common/system_paths.h"
+
 namespace vcpufold::hostd {
 namespace {
 
@@ -144,7 +146,8 @@ Expected<std::vector<VmRecord>> QmpInventory::refresh() {
   // is gone, not a VM with a failing monitor: its samples would be missing
   // for good and hold every VM's hints.
   for (auto it = vms_.begin(); it != vms_.end();) {
-    if (it->second.pid != 0 && !it->second.client && !fs_.exists("/proc/" + std::to_string(it->second.pid))) {
+    if (it->second.pid != 0 && !it->second.client &&
+        !fs_.exists(std::string(paths::kProcDir) + "/" + std::to_string(it->second.pid))) {
       notes_.push_back(it->first + ": QEMU pid " + std::to_string(it->second.pid) + " has exited; gone");
       it = vms_.erase(it);
     } else {
@@ -171,7 +174,7 @@ Expected<std::map<std::string, VmSample>> QmpInventory::sample() {
   for (const auto& [name, vm] : vms_) {
     if (vm.vcpus.empty()) continue;
     VmSample sample{{}, monotonicNs()};
-    const std::string task = "/proc/" + std::to_string(vm.pid) + "/task/";
+    const std::string task = std::string(paths::kProcDir) + "/" + std::to_string(vm.pid) + "/task/";
     bool complete = true;
     for (const auto& vcpu : vm.vcpus) {
       auto text = fs_.readFile(task + std::to_string(vcpu.threadId) + "/schedstat");

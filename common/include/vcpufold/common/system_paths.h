@@ -1,6 +1,7 @@
 #pragma once
 // Every system path vcpufold reads or writes, as on a live machine. They are
-// resolved through RootedFs; no other file names an OS path.
+// resolved through RootedFs; no other product source names an OS path
+// (tests/unit/common/system_paths_test.cpp fails when one does).
 
 namespace vcpufold::paths {
 
@@ -30,5 +31,12 @@ inline constexpr const char* kLibvirtQemuRunDir = "/run/libvirt/qemu";  // <doma
 
 inline constexpr const char* kAgentStateDir = "/run/vcpufold";
 inline constexpr const char* kAgentConfig = "/etc/vcpufold/agent.toml";
+// What the cpuset actuators folded, so that a restart (or --restore) can undo it.
+inline constexpr const char* kCpusetStateFile = "/run/vcpufold/cpuset-state.json";
+inline constexpr const char* kSystemdStateFile = "/run/vcpufold/systemd-state.json";
+inline constexpr const char* kSystemdRunDir = "/run/systemd/system";  // exists when systemd is PID 1
+
+inline constexpr const char* kHostdConfig = "/etc/vcpufold/hostd.toml";
+inline constexpr const char* kHostdControlSocket = "/run/vcpufold/hostd.sock";
 
 }  // namespace vcpufold::paths

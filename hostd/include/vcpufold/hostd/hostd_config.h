@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "vcpufold/common/expected.h"
+#include "vcpufold/common/system_paths.h"
 #include "vcpufold/hostd/policy.h"
 
 namespace vcpufold::hostd {
@@ -46,7 +47,7 @@ struct HostdConfig {
   // [metrics]
   std::string metricsAddress = "127.0.0.1:9477";  // "" = off
   // [control]
-  std::string controlSocket = "/run/vcpufold/hostd.sock";
+  std::string controlSocket = paths::kHostdControlSocket;
 };
 
 Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string& source);
