@@ -35,6 +35,7 @@ GuestLab::GuestLab(GuestLabSpec spec) : spec_(std::move(spec)) {
                             " VCPUS=" + std::to_string(spec_.vcpus) + " MEMORY=" + std::to_string(spec_.memoryMiB);
   if (!spec_.kernel.empty()) environment += " KERNEL=" + shellQuoted(spec_.kernel);
   if (!spec_.cpuset.empty()) environment += " CPUSET=" + shellQuoted(spec_.cpuset);
+  if (!spec_.kernelArgs.empty()) environment += " LAB_ARGS=" + shellQuoted(spec_.kernelArgs);
   const std::string started =
       testing::runShell(environment + " " + kGuests + " start guests-bench" + joined(spec_.names) + " 2>&1");
   if (started.find("error") != std::string::npos) {

@@ -18,21 +18,23 @@ constexpr int kDecisionWaitMs = 30'000;
 
 ModeSession::ModeSession(GuestLab& lab, GuestMode mode, const ModeSettings& settings, const std::string& logName)
     : lab_(lab), mode_(mode) {
-  if (mode == GuestMode::Unfolded) return;  // what the last session's undo left
+  if (mode == GuestMode::Unfolded) {
+    lab.stopAgents();  // none runs after the last session's undo; this checks every guest is unfolded
+    return;
+  }
   lab.setPolicy(mode == GuestMode::Fixed
                     ? "<policy mode=\"fixed\" vcpus=\"" + std::to_string(settings.fixedVcpus) + "\"/>"
                     : "<policy mode=\"auto\" min-vcpus=\"1\"/>");
   lab.startAgents();
   config_ = settings.workDirectory + "/hostd.toml";
   hostdBinary_ = settings.hostdBinary;
-  const std::string& config = config_;
   std::string text = "[hostd]\n";
   if (settings.reserveCpus > 0) text += "reserve_cpus = " + format("%.1f", settings.reserveCpus) + "\n";
   text += "[metrics]\naddress = \"\"\n[control]\nsocket = \"" + settings.workDirectory + "/hostd.sock\"\n";
-  if (!writeWholeFile(config, text)) throw std::runtime_error("cannot write " + config);
+  if (!writeWholeFile(config_, text)) throw std::runtime_error("cannot write " + config_);
   const std::string log = settings.workDirectory + "/" + logName;
   hostd_ =
-      std::make_unique<testing::ChildProcess>(settings.hostdBinary, std::vector<std::string>{"--config", config}, log);
+      std::make_unique<testing::ChildProcess>(settings.hostdBinary, std::vector<std::string>{"--config", config_}, log);
   try {
     waitForDecisions(log);
   } catch (...) {
@@ -52,7 +54,8 @@ ModeSession::~ModeSession() {
   try {
     lab_.stopAgents();
   } catch (const std::exception& error) {
-    // A destructor cannot throw; the next measurement's start checks again.
+    // A destructor cannot throw; the next unfolded measurement's start
+    // stops the agents again, and fails the run if a guest stays folded.
     std::fprintf(stderr, "vcpufold-bench-guests: %s\n", error.what());
   }
 }

@@ -58,7 +58,7 @@ std::string readAll(const std::string& path) {
 
 struct Options {
   unsigned repetitions = 3, guests = 3, vcpus = 4, pcpus = 2, emulatedRepetitions = 5;
-  std::string workloads, actuators = "cpuset,kernel";
+  std::string workloads, actuators = "cpuset,kernel", guestArgs;
   std::string work = "/var/tmp/vcpufold-bench/guests", out, imagePrefix;
   std::string agent = VCPUFOLD_AGENT_BINARY, hostd = VCPUFOLD_HOSTD_BINARY, contention = VCPUFOLD_BENCH_CONTENTION;
 };
@@ -112,6 +112,7 @@ void runActuator(const Options& options, const std::string& actuator, const std:
   spec.hackbenchBinary = hackbench;
   spec.cpuset = cpuset;
   spec.vcpus = options.vcpus;
+  spec.kernelArgs = options.guestArgs;
   if (actuator == "kernel") {
     spec.kernel = testing::patchedKernelImage();
     if (!std::filesystem::exists(spec.kernel)) {
@@ -188,6 +189,9 @@ int main(int argc, char** argv) {
                  "comma-separated, of cpuset (stock kernel) and kernel (the patched kernel; skipped, saying why, "
                  "when it is not built)")
       ->capture_default_str();
+  app.add_option("--guest-args", options.guestArgs,
+                 "appended to every guest's kernel command line (e.g. \"mitigations=off\": the stock kernel's "
+                 "page-table isolation costs a TCG guest far more than a KVM one)");
   app.add_option("--emulated-repetitions", options.emulatedRepetitions,
                  "repetitions of the emulated bench's steady scenario in this run (0: none)")
       ->capture_default_str()
@@ -256,6 +260,7 @@ int main(int argc, char** argv) {
   report.workloads = workloads;
   report.fixedVcpus = fixedShareVcpus(options.pcpus, options.guests, options.vcpus);
   report.imagePrefix = options.imagePrefix;
+  report.guestArgs = options.guestArgs;
 
   ModeSettings settings;
   settings.hostdBinary = options.hostd;

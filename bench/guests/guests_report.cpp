@@ -101,8 +101,9 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
   out << "Commit: " << input.commit << ", " << input.date << "; the run took " << format("%.0f", input.minutes)
       << " min, " << input.repetitions << " repetitions of every mode, modes interleaved.  \n";
   out << "Reproduce: `" << input.command << "`\n\n";
-  out << input.guests << " guests x " << input.vcpus << " vCPUs on " << input.pcpus
-      << " pCPUs, under libvirt; each guest runs the workload at once with the others. A guest's figure is the "
+  out << input.guests << " guests x " << input.vcpus << " vCPUs on " << input.pcpus << " pCPUs, under libvirt"
+      << (input.guestArgs.empty() ? "" : " (guest kernel command line + `" + input.guestArgs + "`)")
+      << "; each guest runs the workload at once with the others. A guest's figure is the "
          "time of its second unit of work (the first warms TCG's translation up and covers the mode's start); every "
          "guest keeps working until all have ended their second, so each is measured under the full load. "
          "Throughput is units per second summed over the guests; a ratio is of medians, its 95% interval from "

@@ -53,6 +53,7 @@ struct GuestsReportInput {
   std::vector<EmulatedSample> emulated;
   std::string emulatedNote;  // how the emulated runs were made, or why there are none
   std::string imagePrefix, plotFile;
+  std::string guestArgs;  // added to the guests' kernel command line, if any
 };
 
 std::string guestsCsv(const std::vector<GuestSample>& samples);
