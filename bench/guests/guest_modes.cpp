@@ -36,7 +36,7 @@ ModeSession::ModeSession(GuestLab& lab, GuestMode mode, const ModeSettings& sett
   hostd_ =
       std::make_unique<testing::ChildProcess>(settings.hostdBinary, std::vector<std::string>{"--config", config_}, log);
   try {
-    waitForDecisions(log);
+    waitUntilAgentsFollow(log);
   } catch (...) {
     hostd_.reset();
     lab_.stopAgents();
@@ -62,7 +62,7 @@ ModeSession::~ModeSession() {
 
 // Until every guest's agent follows hostd: its row of `vcpufold-hostd status`
 // ends in CONTROL "host" (an acknowledged hint, applied).
-void ModeSession::waitForDecisions(const std::string& hostdLog) {
+void ModeSession::waitUntilAgentsFollow(const std::string& hostdLog) {
   const std::string status = "'" + hostdBinary_ + "' --config '" + config_ + "' status 2>&1";
   std::string last;
   const bool following = testing::waitUntil(

@@ -32,7 +32,7 @@ class ModeSession {
   ModeSession& operator=(const ModeSession&) = delete;
 
  private:
-  void waitForDecisions(const std::string& hostdLog);
+  void waitUntilAgentsFollow(const std::string& hostdLog);
 
   GuestLab& lab_;
   GuestMode mode_;
