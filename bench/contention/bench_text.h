@@ -1,10 +1,14 @@
 #pragma once
-// Small helpers the bench's programs share: a number in a printf pattern, and
-// whole-file writes (cgroup files, the fleet's control files).
+// Small helpers the bench's programs share: a number in a printf pattern,
+// whole-file reads and writes (cgroup files, the fleet's control files, a
+// child bench's CSV), a comma-separated option's items, today's date.
 
 #include <cstdio>
+#include <ctime>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace vcpufold::bench {
 
@@ -21,6 +25,31 @@ inline bool writeWholeFile(const std::string& path, const std::string& text) {
   out << text;
   out.flush();
   return static_cast<bool>(out);
+}
+
+// The whole file, or "" when it cannot be read.
+inline std::string readWholeFile(const std::string& path) {
+  std::ifstream file(path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// "a,b,,c" -> {a, b, c}.
+inline std::vector<std::string> splitCommaList(const std::string& text) {
+  std::vector<std::string> items;
+  std::istringstream parts(text);
+  for (std::string item; std::getline(parts, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+// Today's date (UTC), YYYY-MM-DD, for a report's header.
+inline std::string todayUtc() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d", std::gmtime(&now));
+  return text;
 }
 
 }  // namespace vcpufold::bench

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_text.h"
 #include "measure_scenario.h"
 #include "plots.h"
 #include "report.h"
@@ -28,13 +29,6 @@ std::string machineDescription() {
   const bool v2 = std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers");
   return std::to_string(std::thread::hardware_concurrency()) + " CPUs, Linux " + name.release + ", cgroup " +
          (v2 ? "v2" : "v1") + "; VMs are emulated (threads on the host scheduler, not KVM guests)";
-}
-
-std::string today() {
-  const std::time_t now = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d", std::gmtime(&now));
-  return text;
 }
 
 }  // namespace
@@ -103,10 +97,8 @@ int main(int argc, char** argv) {
   }
   const auto listed = [](const std::string& list, const std::string& item) {
     if (list.empty()) return true;
-    std::stringstream stream(list);
-    for (std::string part; std::getline(stream, part, ',');)
-      if (part == item) return true;
-    return false;
+    const auto items = splitCommaList(list);
+    return std::find(items.begin(), items.end(), item) != items.end();
   };
   std::vector<Scenario> scenarios;
   for (const auto& file : scenarioFiles) {
@@ -145,7 +137,7 @@ int main(int argc, char** argv) {
   context.machine = machineDescription();
   context.tickMs = config.tickMs;
   context.repetitions = options.repetitions;
-  context.date = today();
+  context.date = todayUtc();
   const char* commit = std::getenv("VCPUFOLD_COMMIT");  // bench/run.sh sets it
   context.commit = commit ? commit : "(commit not given: set VCPUFOLD_COMMIT)";
   std::string command = "vcpufold-bench-contention";

@@ -13,11 +13,9 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "bench_text.h"
@@ -33,28 +31,6 @@ namespace {
 
 using namespace vcpufold::bench;
 namespace testing = vcpufold::testing;
-
-std::vector<std::string> splitList(const std::string& text) {
-  std::vector<std::string> items;
-  std::istringstream parts(text);
-  for (std::string item; std::getline(parts, item, ',');)
-    if (!item.empty()) items.push_back(item);
-  return items;
-}
-
-std::string today() {
-  const std::time_t now = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d", std::gmtime(&now));
-  return text;
-}
-
-std::string readAll(const std::string& path) {
-  std::ifstream file(path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 struct Options {
   unsigned repetitions = 3, guests = 3, vcpus = 4, pcpus = 2, emulatedRepetitions = 5;
@@ -90,7 +66,7 @@ void runEmulated(const Options& options, const std::vector<std::string>& workloa
                           "/bench.log): no emulated ratios.";
     return;
   }
-  report.emulated = readEmulatedResults(readAll(out + "/results.csv"));
+  report.emulated = readEmulatedResults(readWholeFile(out + "/results.csv"));
   report.emulatedNote = "The emulated bench's `steady` scenario (3 VMs x 4 vCPUs on 2 pCPUs, 4 busy tasks each), " +
                         std::to_string(options.emulatedRepetitions) +
                         " repetitions in this run before the guests booted: `vcpufold-bench-contention " + arguments +
@@ -204,8 +180,8 @@ int main(int argc, char** argv) {
   app.add_option("--contention", options.contention, "vcpufold-bench-contention binary")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  const auto workloads = splitList(options.workloads.empty() ? allWorkloads : options.workloads);
-  const auto actuators = splitList(options.actuators);
+  const auto workloads = splitCommaList(options.workloads.empty() ? allWorkloads : options.workloads);
+  const auto actuators = splitCommaList(options.actuators);
   for (const auto& workload : workloads)
     if (!findGuestWorkload(workload)) {
       std::fprintf(stderr, "vcpufold-bench-guests: unknown workload %s (known: %s)\n", workload.c_str(),
@@ -250,7 +226,7 @@ int main(int argc, char** argv) {
   report.machine = std::to_string(online) + " CPUs, Linux " + host.release;
   const char* commit = std::getenv("VCPUFOLD_COMMIT");  // bench/run.sh sets it
   report.commit = commit ? commit : "(commit not given: set VCPUFOLD_COMMIT)";
-  report.date = today();
+  report.date = todayUtc();
   report.command = "vcpufold-bench-guests";
   for (int i = 1; i < argc; ++i) report.command += std::string(" ") + argv[i];
   report.guests = options.guests;
