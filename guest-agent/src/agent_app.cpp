@@ -1,11 +1,9 @@
 #include "vcpufold/agent/agent_app.h"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <spdlog/spdlog.h>
-
-#include "vcpufold/common/daemon_support.h"
 #include <thread>
 
 #include "vcpufold/agent/agent_daemon.h"
@@ -15,26 +13,20 @@
 #include "vcpufold/agent/platform.h"
 #include "vcpufold/agent/systemd_cpuset_actuator.h"
 #include "vcpufold/agent/version.h"
+#include "vcpufold/common/config_file.h"
+#include "vcpufold/common/daemon_support.h"
+#include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/protocol/cpulist.h"
 
 namespace vcpufold::agent {
 namespace {
 
-
 Expected<AgentConfig> loadConfig(const AgentOptions& options) {
-  const RootedFs fs(options.root);
   const std::string path = options.configPath.empty() ? paths::kAgentConfig : options.configPath;
-  AgentConfig config;
-  // An explicit --config is a host path; the default lives under --root.
-  auto text = options.configExplicit ? RootedFs("/").readFile(path) : fs.readFile(path);
-  if (text) {
-    auto parsed = parseAgentConfig(*text, path);
-    if (!parsed) return parsed.error();
-    config = *parsed;
-  } else if (options.configExplicit) {
-    return text.error();
-  }
+  auto loaded = loadConfigFile(options.root, path, options.configExplicit, parseAgentConfig);
+  if (!loaded) return loaded.error();
+  AgentConfig config = *loaded;
   if (options.port) config.port = *options.port;
   if (options.logLevel) config.logLevel = *options.logLevel;
   if (options.actuator) {
@@ -134,10 +126,11 @@ int checkConfig(const AgentOptions& options) {
     std::fprintf(stderr, "%s\n", config.error().message.c_str());
     return 1;
   }
-  std::printf("configuration ok: interval %u ms, sample %u ms, actuator %s, fallback %s (high %u bp, low %u bp), port %s\n",
-              config->intervalMs, config->sampleMs, actuatorChoiceName(config->actuator),
-              config->fallbackEnabled ? "on" : "off", config->highThresholdBp, config->lowThresholdBp,
-              config->port.empty() ? ("by name " + config->portName).c_str() : config->port.c_str());
+  std::printf(
+      "configuration ok: interval %u ms, sample %u ms, actuator %s, fallback %s (high %u bp, low %u bp), port %s\n",
+      config->intervalMs, config->sampleMs, actuatorChoiceName(config->actuator),
+      config->fallbackEnabled ? "on" : "off", config->highThresholdBp, config->lowThresholdBp,
+      config->port.empty() ? ("by name " + config->portName).c_str() : config->port.c_str());
   return 0;
 }
 
@@ -222,22 +215,23 @@ int runOneshot(const AgentOptions& options) {
   std::printf("vcpufold-agent %s --oneshot (root %s)\n", kAgentVersion, options.root.c_str());
   const auto refusal = foldingRefusal(platform);
   std::printf("platform       %s%s%s\n", platform.isVirtualMachine ? "virtual machine" : "not a virtual machine",
-              platform.isXenDom0 ? ", Xen dom0" : "", refusal ? ": never folded (hints acknowledged with actuator none)" : "");
+              platform.isXenDom0 ? ", Xen dom0" : "",
+              refusal ? ": never folded (hints acknowledged with actuator none)" : "");
   std::printf("online CPUs    %s (possible %s)\n", formatCpuList(topology->online).c_str(),
               formatCpuList(topology->possible).c_str());
   std::printf("housekeeping   %s\n", formatCpuList(topology->housekeeping).c_str());
   std::printf("cores          %zu, up to %u threads each, %u NUMA node(s)\n", topology->cores.size(),
               topology->threadsPerCore, topology->numaNodes);
   std::string available;
-  for (auto kind : selection.available) available += std::string(available.empty() ? "" : ", ") + protocol::actuatorName(kind);
+  for (auto kind : selection.available)
+    available += std::string(available.empty() ? "" : ", ") + protocol::actuatorName(kind);
   std::printf("actuators      %s; chosen: %s%s\n", available.c_str(),
               actuator ? protocol::actuatorName((*actuator)->kind()) : actuator.error().message.c_str(),
               actuator && (*actuator)->kind() == protocol::Actuator::Cpuset
                   ? (selection.throughSystemd ? " (through systemd AllowedCPUs=)" : " (cgroupfs directly)")
                   : "");
   if (!selection.notes.empty()) std::printf("               (%s)\n", selection.notes.c_str());
-  if (auto preferred = fs.readFile(paths::kCpuPreferred))
-    std::printf("kernel mask    %s", preferred->c_str());
+  if (auto preferred = fs.readFile(paths::kCpuPreferred)) std::printf("kernel mask    %s", preferred->c_str());
   auto port = config->port.empty() ? findVirtioPort(fs, config->portName) : Expected<std::string>(config->port);
   std::printf("host channel   %s\n", port ? port->c_str() : port.error().message.c_str());
 
@@ -245,29 +239,28 @@ int runOneshot(const AgentOptions& options) {
   for (const auto& core : plan.coresInKeepOrder()) order += " [" + formatCpuList(core.threads) + "]";
   std::printf("keep order    %s\n", order.c_str());
   std::printf("placement     ");
-  for (unsigned k = 1; k <= topology->online.size(); ++k) std::printf(" %u:%s", k, formatCpuList(plan.forCpus(k).cpus).c_str());
+  for (unsigned k = 1; k <= topology->online.size(); ++k)
+    std::printf(" %u:%s", k, formatCpuList(plan.forCpus(k).cpus).c_str());
   std::printf("\n");
 
   // Steal and demand over one sample period.
-  auto readStat = [&fs]() -> std::optional<StealReading> {
+  auto readStat = [&fs]() -> std::optional<std::pair<ProcStat, StealReading>> {
     auto text = fs.readFile(paths::kProcStat);
     if (!text) return std::nullopt;
     auto sample = parseProcStat(*text);
     if (!sample) return std::nullopt;
-    timespec now{};
-    ::clock_gettime(CLOCK_MONOTONIC, &now);
-    return StealReading{*sample, static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec};
+    return std::pair{*sample, stealReadingOf(*sample, monotonicNs())};
   };
   const auto before = readStat();
   std::this_thread::sleep_for(std::chrono::milliseconds(config->sampleMs));
   const auto after = readStat();
   if (before && after) {
-    const auto steal = stealRatioBp(*before, *after, ::sysconf(_SC_CLK_TCK));
+    const auto steal = stealRatioBp(before->second, after->second, ::sysconf(_SC_CLK_TCK));
     const StealLawConfig law{config->intervalMs, config->highThresholdBp, config->lowThresholdBp};
     const FoldStep step = stealLawStep(law, steal);
     const bool allowed = config->fallbackEnabled && !refusal;
     std::printf("steal          %u bp over %u ms; %u runnable tasks now\n", steal, config->sampleMs,
-                after->sample.procsRunning > 0 ? after->sample.procsRunning - 1 : 0);
+                after->first.procsRunning > 0 ? after->first.procsRunning - 1 : 0);
     std::printf("fallback       %s: %s\n", allowed ? "allowed" : "not allowed",
                 step == FoldStep::FoldOneCore     ? "would fold one core (steal above high)"
                 : step == FoldStep::UnfoldOneCore ? "would unfold one core (steal at or below low)"

@@ -4,10 +4,10 @@
 #include <spdlog/spdlog.h>
 #include <sys/signalfd.h>
 #include <systemd/sd-daemon.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "vcpufold/agent/version.h"
+#include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/protocol/codec.h"
 #include "vcpufold/protocol/cpulist.h"
@@ -16,13 +16,6 @@
 
 namespace vcpufold::agent {
 namespace {
-
-std::int64_t monotonicNs() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-}
-std::int64_t monotonicMs() { return monotonicNs() / 1'000'000; }
 
 constexpr int kMaxErrorsPerSecond = 10;
 
@@ -50,7 +43,7 @@ Expected<StealReading> AgentDaemon::readStat() const {
   if (!text) return text.error();
   auto sample = parseProcStat(*text);
   if (!sample) return sample.error();
-  return StealReading{*sample, monotonicNs()};
+  return stealReadingOf(*sample, monotonicNs());
 }
 
 int AgentDaemon::run() {

@@ -1,24 +1,15 @@
 #include "vcpufold/hostd/allocation.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <numeric>
+
+#include "vcpufold/common/number_text.h"
 
 namespace vcpufold::hostd {
 namespace {
 
 constexpr double kEpsilon = 1e-9;
-
-// As printf's "%.2f" (the standard defines to_chars so), without its locale
-// and format parsing: reasons are built for every VM at every decision.
-std::string twoDecimals(double value) {
-  char text[320];  // the longest double in fixed notation with 2 decimals
-  const auto written = std::to_chars(text, text + sizeof text, value, std::chars_format::fixed, 2);
-  if (written.ec != std::errc{}) return "?";
-  return std::string(text, written.ptr);
-}
 
 // The most CPUs a VM can use under its policy, when it follows hints.
 std::uint32_t upperBound(const VmDemand& vm) {
@@ -99,10 +90,10 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
   const std::vector<double> shares = result.contention ? waterFill(result.capacity, demands, weights) : demands;
   // The part of every reason that is the same for all VMs, formatted once (a
   // decision between ticks must stay cheap at a thousand VMs).
-  const std::string pool = result.contention ? "contention: demand " + twoDecimals(result.totalDemand) +
-                                                   " > capacity " + twoDecimals(result.capacity) + "; fair share "
-                                             : "no contention: demand " + twoDecimals(result.totalDemand) +
-                                                   " within capacity " + twoDecimals(result.capacity);
+  const std::string pool = result.contention ? "contention: demand " + fixedDecimals(result.totalDemand, 2) +
+                                                   " > capacity " + fixedDecimals(result.capacity, 2) + "; fair share "
+                                             : "no contention: demand " + fixedDecimals(result.totalDemand, 2) +
+                                                   " within capacity " + fixedDecimals(result.capacity, 2);
   result.vms.reserve(vms.size());
 
   for (std::size_t i = 0; i < vms.size(); ++i) {
@@ -114,16 +105,16 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
     const auto found = previous.find(vm.name);
     const HintState before = found == previous.end() ? HintState{} : found->second;
     const std::string context =
-        result.contention ? pool + twoDecimals(out.share) + " (weight " + twoDecimals(vm.weight) + ")" : pool;
+        result.contention ? pool + fixedDecimals(out.share, 2) + " (weight " + fixedDecimals(vm.weight, 2) + ")" : pool;
     if (!vm.cooperative) {
       if (vm.reachable && vm.policy.mode != FoldMode::Guest) {
         // Hinting all vCPUs folds nothing, and gives the agent a hint to acknowledge.
         out.hint = vm.vcpus;
         out.state = HintState{vm.vcpus, 0, std::nullopt};
         out.reason = "agent has not acknowledged a hint: all " + std::to_string(vm.vcpus) +
-                     " vCPUs until it does; counted at demand " + twoDecimals(out.demand);
+                     " vCPUs until it does; counted at demand " + fixedDecimals(out.demand, 2);
       } else {
-        out.reason = "no working agent: counted at demand " + twoDecimals(out.demand) + ", not hinted";
+        out.reason = "no working agent: counted at demand " + fixedDecimals(out.demand, 2) + ", not hinted";
       }
       result.vms.push_back(std::move(out));
       continue;
@@ -161,7 +152,7 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
       out.hint = before.hint;
       out.state = HintState{before.hint, 0, std::nullopt};
       out.reason = context + " -> holding " + std::to_string(before.hint) + " vCPUs (share within " +
-                   twoDecimals(config.unfoldMarginCpus) + " of it)";
+                   fixedDecimals(config.unfoldMarginCpus, 2) + " of it)";
     } else {
       const auto since = before.unfoldAskedSince.value_or(now);
       const std::uint32_t candidate = before.unfoldAskedSince ? std::min(before.unfoldTarget, target) : target;

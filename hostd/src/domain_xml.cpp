@@ -1,27 +1,18 @@
 #include "vcpufold/hostd/domain_xml.h"
 
-#include <libxml/parser.h>
-#include <libxml/tree.h>
-
 #include <cstring>
-#include <memory>
+
+#include "vcpufold/hostd/xml_document.h"
 
 namespace vcpufold::hostd {
 namespace {
-
-struct DocumentDeleter {
-  void operator()(xmlDoc* document) const { xmlFreeDoc(document); }
-};
 
 bool named(const xmlNode* node, const char* name) {
   return node->type == XML_ELEMENT_NODE && std::strcmp(reinterpret_cast<const char*>(node->name), name) == 0;
 }
 
 std::string attribute(const xmlNode* node, const char* name) {
-  xmlChar* value = xmlGetProp(node, reinterpret_cast<const xmlChar*>(name));
-  std::string text = value ? reinterpret_cast<const char*>(value) : "";
-  xmlFree(value);
-  return text;
+  return takeXmlString(xmlGetProp(node, reinterpret_cast<const xmlChar*>(name)));
 }
 
 const xmlNode* child(const xmlNode* node, const char* name) {
@@ -33,9 +24,7 @@ const xmlNode* child(const xmlNode* node, const char* name) {
 }  // namespace
 
 Expected<std::optional<DomainChannel>> findHintChannel(std::string_view domainXml) {
-  std::unique_ptr<xmlDoc, DocumentDeleter> document(
-      xmlReadMemory(domainXml.data(), static_cast<int>(domainXml.size()), "domain.xml", nullptr,
-                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING));
+  const XmlDocument document = parseXmlDocument(domainXml, "domain.xml");
   if (!document) return Error{"domain XML is not well-formed"};
   const xmlNode* domain = xmlDocGetRootElement(document.get());
   if (!domain || !named(domain, "domain")) return Error{"not a <domain> document"};

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "vcpufold/common/config_file.h"
 #include "vcpufold/common/daemon_support.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/hostd/hostd_daemon.h"
@@ -20,15 +21,9 @@ constexpr const char* kDefaultConfig = paths::kHostdConfig;
 
 Expected<HostdConfig> loadConfig(const HostdOptions& options) {
   const std::string path = options.configPath.empty() ? kDefaultConfig : options.configPath;
-  HostdConfig config;
-  auto text = options.configExplicit ? RootedFs("/").readFile(path) : RootedFs(options.root).readFile(path);
-  if (text) {
-    auto parsed = parseHostdConfig(*text, path);
-    if (!parsed) return parsed.error();
-    config = *parsed;
-  } else if (options.configExplicit) {
-    return text.error();
-  }
+  auto loaded = loadConfigFile(options.root, path, options.configExplicit, parseHostdConfig);
+  if (!loaded) return loaded.error();
+  HostdConfig config = *loaded;
   if (options.connectUri) {
     config.inventory = InventoryKind::Libvirt;
     config.libvirtUri = *options.connectUri;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "vcpufold/common/daemon_support.h"
+#include "vcpufold/common/toml_reader.h"
 #include "vcpufold/common/toml_text.h"
 
 namespace vcpufold::hostd {
@@ -28,51 +29,6 @@ const std::set<std::string> kKnownKeys = {"hostd.interval_ms",
 const std::set<std::string> kVmKeys = {"name",  "qmp_socket", "hint_socket", "mode",
                                        "vcpus", "min_vcpus",  "max_vcpus",   "weight"};
 
-class Reader {
- public:
-  Reader(const toml::table& table, std::string prefix, std::vector<std::string>& problems)
-      : table_(table), prefix_(std::move(prefix)), problems_(problems) {}
-
-  void integer(const char* key, std::uint32_t& target, std::int64_t max = UINT32_MAX) {
-    const auto node = table_.at_path(key);
-    if (!node) return;
-    // Only an integer node is read as one: toml++ would convert a float that
-    // may not fit (undefined behaviour).
-    const auto value = node.is_integer() ? node.value<std::int64_t>() : std::nullopt;
-    if (!value || *value < 0 || *value > max)
-      problems_.push_back(prefix_ + key + ": expected an integer 0.." + std::to_string(max));
-    else
-      target = static_cast<std::uint32_t>(*value);
-  }
-  void optionalInteger(const char* key, std::optional<std::uint32_t>& target) {
-    if (!table_.at_path(key)) return;
-    std::uint32_t value = 0;
-    integer(key, value);
-    target = value;
-  }
-  void number(const char* key, double& target) {
-    const auto node = table_.at_path(key);
-    if (!node) return;
-    if (!node.is_number())
-      problems_.push_back(prefix_ + key + ": expected a number");
-    else
-      target = *node.value<double>();
-  }
-  void string(const char* key, std::string& target) {
-    const auto node = table_.at_path(key);
-    if (!node) return;
-    if (!node.is_string())
-      problems_.push_back(prefix_ + key + ": expected a string");
-    else
-      target = *node.value<std::string>();
-  }
-
- private:
-  const toml::table& table_;
-  std::string prefix_;
-  std::vector<std::string>& problems_;
-};
-
 }  // namespace
 
 std::optional<uid_t> uidOfUser(const std::string& name) {
@@ -92,37 +48,23 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
   toml::table& table = *parsed;
   HostdConfig config;
   std::vector<std::string> problems;
-  for (const auto& [key, node] : table) {
-    const std::string name(key.str());
-    if (name == "vm") continue;
-    const auto* sub = node.as_table();
-    if (!sub) {
-      problems.push_back(name + ": unknown key");
-      continue;
-    }
-    for (const auto& [subKey, subNode] : *sub)
-      if (!kKnownKeys.count(name + "." + std::string(subKey.str())))
-        problems.push_back(name + "." + std::string(subKey.str()) + ": unknown key");
-  }
-  Reader reader(table, "", problems);
-  reader.integer("hostd.interval_ms", config.intervalMs);
+  TomlReader reader(table, problems);
+  reader.rejectUnknownKeys(kKnownKeys, {"vm"});
+  reader.unsignedInteger("hostd.interval_ms", config.intervalMs);
   reader.number("hostd.reserve_cpus", config.reserveCpus);
   // unfold_delay_ticks is the older spelling: ticks of the configured interval.
   std::uint32_t delayTicks = 0;
-  const bool hasTicks = static_cast<bool>(table.at_path("hostd.unfold_delay_ticks"));
-  reader.integer("hostd.unfold_delay_ticks", delayTicks);
-  reader.integer("hostd.unfold_delay_ms", config.unfoldDelayMs);
-  if (hasTicks) {
-    if (table.at_path("hostd.unfold_delay_ms"))
+  reader.unsignedInteger("hostd.unfold_delay_ticks", delayTicks, 100);
+  reader.unsignedInteger("hostd.unfold_delay_ms", config.unfoldDelayMs);
+  if (reader.has("hostd.unfold_delay_ticks")) {
+    if (reader.has("hostd.unfold_delay_ms"))
       problems.push_back("hostd.unfold_delay_ticks: give unfold_delay_ms only (unfold_delay_ticks is its older form)");
-    else if (delayTicks > 100)
-      problems.push_back("hostd.unfold_delay_ticks: out of range 0..100");
     else
       config.unfoldDelayMs = delayTicks * config.intervalMs;
   }
   reader.number("hostd.unfold_margin_cpus", config.unfoldMarginCpus);
-  reader.integer("hostd.ttl_ticks", config.ttlTicks);
-  reader.integer("hostd.missing_input_hold_ms", config.missingInputHoldMs);
+  reader.unsignedInteger("hostd.ttl_ticks", config.ttlTicks);
+  reader.unsignedInteger("hostd.missing_input_hold_ms", config.missingInputHoldMs);
   reader.string("hostd.log_level", config.logLevel);
   std::string backend = inventoryKindName(config.inventory);
   reader.string("inventory.backend", backend);
@@ -147,11 +89,9 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
         problems.push_back(prefix.substr(0, prefix.size() - 1) + ": expected a table");
         continue;
       }
-      for (const auto& [key, node] : *vmTable)
-        if (!kVmKeys.count(std::string(key.str())))
-          problems.push_back(prefix + std::string(key.str()) + ": unknown key");
       QmpVmConfig vm;
-      Reader vmReader(*vmTable, prefix, problems);
+      TomlReader vmReader(*vmTable, problems, prefix);
+      vmReader.rejectUnknownKeys(kVmKeys);
       vmReader.string("name", vm.name);
       vmReader.string("qmp_socket", vm.qmpSocket);
       vmReader.string("hint_socket", vm.hintSocket);
@@ -161,14 +101,14 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
         vm.policy.mode = *modeParsed;
       else
         problems.push_back(prefix + "mode: \"" + mode + "\" is not one of auto, off, fixed, guest");
-      vmReader.optionalInteger("vcpus", vm.policy.fixedVcpus);
-      vmReader.integer("min_vcpus", vm.policy.minVcpus);
-      vmReader.optionalInteger("max_vcpus", vm.policy.maxVcpus);
-      vmReader.optionalInteger("weight", vm.policy.weight);
+      vmReader.optionalUnsigned("vcpus", vm.policy.fixedVcpus);
+      vmReader.unsignedInteger("min_vcpus", vm.policy.minVcpus);
+      vmReader.optionalUnsigned("max_vcpus", vm.policy.maxVcpus);
+      vmReader.optionalUnsigned("weight", vm.policy.weight);
       if (vm.name.empty()) problems.push_back(prefix + "name: required");
       if (vm.qmpSocket.empty()) problems.push_back(prefix + "qmp_socket: required");
       if (vm.hintSocket.empty()) problems.push_back(prefix + "hint_socket: required");
-      if (auto valid = validatePolicy(vm.policy); !valid)
+      if (auto valid = validatePolicy(vm.policy, PolicySpelling::Toml); !valid)
         problems.push_back(prefix + "policy: " + valid.error().message);
       config.qmpVms.push_back(vm);
     }

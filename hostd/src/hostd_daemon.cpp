@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "vcpufold/common/log_text.h"
+#include "vcpufold/common/number_text.h"
 #include "vcpufold/hostd/channel_session.h"
 #include "vcpufold/hostd/cpu_pool.h"
 #include "vcpufold/hostd/inventory_worker.h"
@@ -267,9 +268,9 @@ struct HostdDaemon::Impl {
     // Compared with the report the last decision had (else with the demand it used).
     const double before = row->statusFresh ? row->channel.lastStatus->demand : row->allocation.demand;
     if (std::abs(status.demand - before) < 1.0) return;
-    char text[80];
-    std::snprintf(text, sizeof text, " reports demand %.2f (was %.2f)", status.demand, before);
-    requestDecision(Clock::now() + kEventDebounce, escapeForLog(vm, 128) + text);
+    requestDecision(Clock::now() + kEventDebounce, escapeForLog(vm, 128) + " reports demand " +
+                                                       fixedDecimals(status.demand, 2) + " (was " +
+                                                       fixedDecimals(before, 2) + ")");
   }
 
   // An agent that starts acknowledging has so far been hinted all its vCPUs

@@ -71,8 +71,7 @@ struct InventoryWorker::Shared {
 };
 
 void InventoryWorker::Shared::fillSnapshot(Inventory& inventory, const RootedFs& fs, const std::string& poolCgroup,
-                                           const Expected<std::vector<VmRecord>>& refreshed,
-                                           HostSnapshot& snapshot) {
+                                           const Expected<std::vector<VmRecord>>& refreshed, HostSnapshot& snapshot) {
   if (refreshed) {
     snapshot.inventoryRead = true;
     snapshot.records = *refreshed;
@@ -88,11 +87,11 @@ void InventoryWorker::Shared::fillSnapshot(Inventory& inventory, const RootedFs&
   else
     snapshot.missing.push_back("VM CPU pool: " + pool.error().message);
   auto stat = fs.readFile(paths::kProcStat);
-  auto ticks = stat ? parsePerCpuTicks(*stat) : Expected<std::map<unsigned, CpuTicks>>(stat.error());
-  if (ticks)
-    snapshot.cpuTicks = std::move(*ticks);
+  auto parsed = stat ? parseProcStat(*stat) : Expected<ProcStat>(stat.error());
+  if (parsed)
+    snapshot.cpuTicks = std::move(parsed->perCpu);
   else
-    snapshot.missing.push_back("host CPU time: " + ticks.error().message);
+    snapshot.missing.push_back("host CPU time: " + parsed.error().message);
   snapshot.cgroupV2 = fs.exists(std::string(paths::kCgroupRoot) + "/cgroup.controllers");
   snapshot.notes = inventory.takeNotes();
   snapshot.takenAt = Clock::now();

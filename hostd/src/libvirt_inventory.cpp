@@ -2,13 +2,13 @@
 
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
-#include <time.h>
 
 #include <atomic>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/hostd/qemu_threads.h"
 
 namespace vcpufold::hostd {
@@ -17,12 +17,6 @@ namespace {
 constexpr int kFullRefreshEvery = 30;  // refresh() calls between full re-reads (safety net for lost events)
 constexpr int kKeepAliveIntervalS = 5;
 constexpr unsigned kKeepAliveCount = 3;
-
-std::int64_t monotonicNs() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-}
 
 // vcpu.0.time without vcpu.0.delay: a libvirt before 7.2.
 bool hasVcpuTimeWithoutDelay(const std::vector<std::pair<std::string, std::uint64_t>>& params) {
@@ -61,7 +55,7 @@ struct LibvirtInventory::State {
   std::string lastSampleProblem;
   bool delayFallbackNoted = false;
   std::vector<std::string> notes;
-  std::mutex dirtyMutex;                        // guards the two below (event thread)
+  std::mutex dirtyMutex;  // guards the two below (event thread)
   bool dirtyAll = true;
   std::set<std::string> dirtyDomains;
 };
@@ -245,9 +239,9 @@ Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
   virDomainStatsRecordPtr* records = nullptr;
   // NOWAIT: a domain whose job lock is held (a stuck monitor, a migration)
   // is reported with what libvirt has instead of blocking the whole call.
-  const int count = virConnectGetAllDomainStats(
-      state_->connection, VIR_DOMAIN_STATS_VCPU, &records,
-      VIR_CONNECT_GET_ALL_DOMAINS_STATS_ACTIVE | VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT);
+  const int count =
+      virConnectGetAllDomainStats(state_->connection, VIR_DOMAIN_STATS_VCPU, &records,
+                                  VIR_CONNECT_GET_ALL_DOMAINS_STATS_ACTIVE | VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT);
   if (count < 0) return libvirtError("cannot read vCPU statistics on " + uri_);
   const std::int64_t now = monotonicNs();
   std::map<std::string, VmSample> samples;
@@ -266,7 +260,8 @@ Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
       // libvirt before 7.2: the same counters from the vCPU threads' schedstat.
       if (!state_->delayFallbackNoted) {
         state_->delayFallbackNoted = true;
-        state_->notes.push_back("libvirt " + uri_ + " gives no vcpu.N.delay (it needs 7.2): sampling each VM's QEMU "
+        state_->notes.push_back("libvirt " + uri_ +
+                                " gives no vcpu.N.delay (it needs 7.2): sampling each VM's QEMU "
                                 "vCPU threads' schedstat instead");
       }
       auto pid = readLibvirtQemuPid(fs_, name);

@@ -1,7 +1,6 @@
 #include "vcpufold/hostd/metrics.h"
 
-#include <cstdio>
-
+#include "vcpufold/common/number_text.h"
 #include "vcpufold/protocol/cpulist.h"
 
 namespace vcpufold::hostd {
@@ -21,19 +20,13 @@ std::string escaped(const std::string& value) {
   return out;
 }
 
-std::string number(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.9g", value);
-  return text;
-}
-
 class Writer {
  public:
   void family(const char* name, const char* type, const char* help) {
     text_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
   }
   void sample(const std::string& name, const std::string& labels, double value) {
-    text_ += name + (labels.empty() ? "" : "{" + labels + "}") + " " + number(value) + "\n";
+    text_ += name + (labels.empty() ? "" : "{" + labels + "}") + " " + metricNumber(value) + "\n";
   }
   std::string take() { return std::move(text_); }
 
@@ -89,7 +82,7 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
 
   w.family("vcpufold_tick_duration_seconds", "histogram", "CPU-side duration of one tick.");
   for (std::size_t i = 0; i < std::size(kTickDurationBuckets); ++i)
-    w.sample("vcpufold_tick_duration_seconds_bucket", "le=\"" + number(kTickDurationBuckets[i]) + "\"",
+    w.sample("vcpufold_tick_duration_seconds_bucket", "le=\"" + metricNumber(kTickDurationBuckets[i]) + "\"",
              static_cast<double>(tickDuration.bucketCounts[i]));
   w.sample("vcpufold_tick_duration_seconds_bucket", "le=\"+Inf\"", static_cast<double>(tickDuration.count));
   w.sample("vcpufold_tick_duration_seconds_sum", "", tickDuration.sum);

@@ -1,17 +1,8 @@
-#include <libxml/parser.h>
-#include <libxml/tree.h>
-
-#include <cstring>
-#include <memory>
-
 #include "vcpufold/hostd/policy.h"
+#include "vcpufold/hostd/xml_document.h"
 
 namespace vcpufold::hostd {
 namespace {
-
-struct DocumentDeleter {
-  void operator()(xmlDoc* document) const { xmlFreeDoc(document); }
-};
 
 std::string text(const xmlChar* value) { return value ? reinterpret_cast<const char*>(value) : ""; }
 
@@ -25,10 +16,7 @@ Expected<std::uint32_t> number(const std::string& attribute, const std::string& 
 
 Expected<FoldPolicy> parsePolicyXml(std::string_view xml) {
   if (xml.size() > 4096) return Error{"policy element larger than 4096 bytes"};
-  // No network, no entity substitution (libxml2's defaults keep entities unexpanded).
-  std::unique_ptr<xmlDoc, DocumentDeleter> document(
-      xmlReadMemory(xml.data(), static_cast<int>(xml.size()), "policy.xml", nullptr,
-                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING));
+  const XmlDocument document = parseXmlDocument(xml, "policy.xml");
   if (!document) {
     const xmlError* error = xmlGetLastError();
     std::string why = error && error->message ? error->message : "malformed";
@@ -46,9 +34,7 @@ Expected<FoldPolicy> parsePolicyXml(std::string_view xml) {
   FoldPolicy policy;
   for (const xmlAttr* attribute = root->properties; attribute; attribute = attribute->next) {
     const std::string name = text(attribute->name);
-    xmlChar* raw = xmlNodeListGetString(document.get(), attribute->children, 1);
-    const std::string value = text(raw);
-    xmlFree(raw);
+    const std::string value = takeXmlString(xmlNodeListGetString(document.get(), attribute->children, 1));
     if (name == "mode") {
       auto mode = foldModeFromName(value);
       if (!mode) return Error{"mode=\"" + value + "\" is not one of auto, off, fixed, guest"};

@@ -1,11 +1,11 @@
 #include "vcpufold/hostd/qmp_inventory.h"
 
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/system_paths.h"
 
 namespace vcpufold::hostd {
@@ -15,12 +15,6 @@ constexpr int kQmpTimeoutMs = 1000;
 constexpr std::size_t kMaxSocketPath = 107;
 constexpr std::int64_t kRetryMinNs = 1'000'000'000;   // a monitor that failed is tried again after 1 s,
 constexpr std::int64_t kRetryMaxNs = 30'000'000'000;  // doubling up to 30 s
-
-std::int64_t monotonicNs() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-}
 
 bool endsWith(const std::string& text, const std::string& suffix) {
   return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;

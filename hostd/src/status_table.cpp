@@ -1,18 +1,12 @@
 #include "vcpufold/hostd/status_table.h"
 
-#include <cstdio>
 #include <vector>
 
+#include "vcpufold/common/number_text.h"
 #include "vcpufold/protocol/cpulist.h"
 
 namespace vcpufold::hostd {
 namespace {
-
-std::string fixed(double value, int decimals) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
 
 std::string agentColumn(const ChannelSnapshot& channel) {
   if (channel.state == ChannelState::Ready) return channel.cooperative ? "ready" : "no-acks";
@@ -29,20 +23,22 @@ std::string renderStatusTable(const TickReport& report, bool withReasons) {
     const auto& channel = vm.channel;
     std::string policy = foldModeName(vm.record.policy.mode);
     if (vm.record.policyError) policy += "!";
-    rows.push_back({vm.record.name, std::to_string(vm.record.vcpus), policy,
-                    vm.record.channelSocket ? agentColumn(channel) : "no-channel", fixed(vm.allocation.demand, 2),
-                    vm.load ? fixed(100 * vm.load->delayRatio, 0) + "%" : "-", fixed(vm.weight, 0),
-                    fixed(vm.allocation.share, 2), vm.allocation.hint ? std::to_string(*vm.allocation.hint) : "-",
-                    channel.lastAck ? protocol::formatCpuList(channel.lastAck->applied) : "-",
-                    channel.lastStatus ? protocol::controlName(channel.lastStatus->control) : "-"});
+    rows.push_back(
+        {vm.record.name, std::to_string(vm.record.vcpus), policy,
+         vm.record.channelSocket ? agentColumn(channel) : "no-channel", fixedDecimals(vm.allocation.demand, 2),
+         vm.load ? fixedDecimals(100 * vm.load->delayRatio, 0) + "%" : "-", fixedDecimals(vm.weight, 0),
+         fixedDecimals(vm.allocation.share, 2), vm.allocation.hint ? std::to_string(*vm.allocation.hint) : "-",
+         channel.lastAck ? protocol::formatCpuList(channel.lastAck->applied) : "-",
+         channel.lastStatus ? protocol::controlName(channel.lastStatus->control) : "-"});
   }
   std::vector<std::size_t> widths(rows[0].size(), 0);
   for (const auto& row : rows)
     for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-  std::string text = "pool " + fixed(report.poolCpus, 0) + " CPUs (" + report.poolSource + "), reserve " +
-                     fixed(report.reserveCpus, 2) + ", non-VM load " + fixed(report.nonVmCpus, 2) + ", capacity " +
-                     fixed(report.capacity, 2) + ", demand " + fixed(report.totalDemand, 2) +
-                     (report.contention ? ": contention" : ": no contention") + "\n";
+  std::string text = "pool " + fixedDecimals(report.poolCpus, 0) + " CPUs (" + report.poolSource + "), reserve " +
+                     fixedDecimals(report.reserveCpus, 2) + ", non-VM load " + fixedDecimals(report.nonVmCpus, 2) +
+                     ", capacity " + fixedDecimals(report.capacity, 2) + ", demand " +
+                     fixedDecimals(report.totalDemand, 2) + (report.contention ? ": contention" : ": no contention") +
+                     "\n";
   for (const auto& row : rows) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {

@@ -1,10 +1,10 @@
-// Fuzzes the readers of /proc and /sys text (the first byte picks: 's' the
-// agent's /proc/stat, 'h' hostd's per-CPU /proc/stat, 't' a thread's
-// schedstat, 'c' a sysfs CPU list). A guest's own kernel, or a fixture,
+// Fuzzes the readers of /proc and /sys text (the first byte picks: 's' or 'h'
+// /proc/stat, read alike by the agent and hostd, 't' a thread's schedstat,
+// 'c' a sysfs CPU list). A guest's own kernel, or a fixture,
 // writes these; they must never crash a daemon.
 
 #include "fuzz_check.h"
-#include "vcpufold/agent/proc_stat.h"
+#include "vcpufold/common/proc_stat.h"
 #include "vcpufold/hostd/cpu_pool.h"
 #include "vcpufold/hostd/vcpu_sample.h"
 #include "vcpufold/protocol/cpulist.h"
@@ -16,11 +16,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto text = vcpufold::fuzz::textOf(data + 1, size - 1);
   switch (data[0]) {
     case 's':
-      (void)vcpufold::agent::parseProcStat(text);
-      break;
     case 'h':
-      if (const auto ticks = vcpufold::hostd::parsePerCpuTicks(text))
-        for (const auto& [cpu, t] : *ticks) check(t.busy <= t.total);
+      if (const auto stat = vcpufold::parseProcStat(text)) {
+        check(stat->all.busy <= stat->all.total && !stat->perCpu.empty());
+        for (const auto& [cpu, t] : stat->perCpu) check(t.busy <= t.total && t.steal <= t.total);
+      }
       break;
     case 't':
       (void)vcpufold::hostd::parseSchedstat(text);

@@ -97,7 +97,6 @@ TEST(AgentConfig, AFloatForAnIntegerIsRefusedWhateverItsSize) {
        {"[agent]\nsample_ms = 25e20\n", "[agent]\ninterval_ms = 500.0\n", "[agent]\ninterval_ms = nan\n"}) {
     const auto config = parseAgentConfig(text, "agent.toml");
     ASSERT_FALSE(config) << text;
-    EXPECT_NE(config.error().message.find("expected a non-negative integer"), std::string::npos)
-        << config.error().message;
+    EXPECT_NE(config.error().message.find("expected an integer 0.."), std::string::npos) << config.error().message;
   }
 }

@@ -20,7 +20,6 @@
 #include "vcpufold/agent/agent_config.h"
 #include "vcpufold/agent/demand_watch.h"
 #include "vcpufold/agent/fold_controller.h"
-#include "vcpufold/agent/proc_stat.h"
 #include "vcpufold/agent/steal_law.h"
 #include "vcpufold/agent/topology.h"
 #include "vcpufold/agent/transport.h"

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <string_view>
 
 #include "vcpufold/common/expected.h"
+#include "vcpufold/common/proc_stat.h"
 #include "vcpufold/common/rooted_fs.h"
 #include "vcpufold/protocol/cpu_set.h"
 
@@ -25,22 +25,15 @@ struct VmCpuPool {
 // error when neither can be read: a pool that is not there is not guessed.
 Expected<VmCpuPool> readVmCpuPool(const RootedFs& fs, const std::string& poolCgroup = "");
 
-// Busy and total ticks per CPU from /proc/stat (busy: all but idle and iowait).
-struct CpuTicks {
-  std::uint64_t busy = 0;
-  std::uint64_t total = 0;
-};
-Expected<std::map<unsigned, CpuTicks>> parsePerCpuTicks(std::string_view procStat);
-
 // CPUs' worth of busy time on `pool` between two readings.
 double busyCpus(const std::map<unsigned, CpuTicks>& previous, const std::map<unsigned, CpuTicks>& current,
                 const protocol::CpuSet& pool);
 
 struct CapacityInputs {
-  double poolCpus = 0;     // size of the VM pool
-  double reserveCpus = 0;  // configured host reserve
-  double hostBusyCpus = 0; // busy time on the pool this tick
-  double vmRunCpus = 0;    // run time of all vCPUs this tick
+  double poolCpus = 0;      // size of the VM pool
+  double reserveCpus = 0;   // configured host reserve
+  double hostBusyCpus = 0;  // busy time on the pool this tick
+  double vmRunCpus = 0;     // run time of all vCPUs this tick
 };
 // pool - reserve - (host busy - VM run), never below zero. Guest time is part
 // of the host's busy time, so what is left after VMs is the non-VM load.

@@ -1,7 +1,7 @@
 #pragma once
 // A VM's fold policy: libvirt domain metadata in our namespace, e.g.
 //   <policy mode="auto" min-vcpus="2" weight="200"/>
-// or the [vm.NAME] table of hostd.toml for VMs without libvirt.
+// or a [[vm]] table of hostd.toml for VMs without libvirt (min_vcpus = 2).
 
 #include <cstdint>
 #include <optional>
@@ -34,8 +34,12 @@ struct FoldPolicy {
 const char* foldModeName(FoldMode mode);
 std::optional<FoldMode> foldModeFromName(std::string_view name);
 
+// How problems spell the fields: as the metadata's XML attributes or as
+// hostd.toml's keys.
+enum class PolicySpelling { Xml, Toml };
+
 // Checks the relations between fields (fixed needs vcpus, min <= max, ranges).
-Expected<void> validatePolicy(const FoldPolicy& policy);
+Expected<void> validatePolicy(const FoldPolicy& policy, PolicySpelling spelling = PolicySpelling::Xml);
 
 // Parses the metadata element libvirt returns for our namespace. Strict: one
 // element named "policy", known attributes only, every value in range; the
