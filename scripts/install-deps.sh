@@ -24,6 +24,8 @@ packages=(
   debootstrap
   # the benches' plots
   gnuplot-nox
+  # promtool checks the metrics page (its package also brings the server, not started by the tests)
+  prometheus
   # the patched guest kernel (kernel-patches/6.12) that tests/kernel builds
   linux-source-6.12 bc flex bison libelf-dev libssl-dev
 )

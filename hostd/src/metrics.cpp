@@ -73,8 +73,9 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
   w.sample("vcpufold_pool_cpus", "", report.poolCpus);
   w.family("vcpufold_capacity_cpus", "gauge", "pCPUs left for VMs after the reserve and non-VM load.");
   w.sample("vcpufold_capacity_cpus", "", report.capacity);
-  w.family("vcpufold_demand_cpus_sum", "gauge", "Sum of all VMs' demand, in CPUs.");
-  w.sample("vcpufold_demand_cpus_sum", "", report.totalDemand);
+  // Not "_sum": Prometheus reads that suffix as part of a summary or histogram.
+  w.family("vcpufold_demand_cpus", "gauge", "All VMs' demand together, in CPUs.");
+  w.sample("vcpufold_demand_cpus", "", report.totalDemand);
   w.family("vcpufold_contention", "gauge", "1 when the VMs' demand exceeds the capacity.");
   w.sample("vcpufold_contention", "", report.contention ? 1 : 0);
   w.family("vcpufold_ticks_total", "counter", "Ticks run.");

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "vcpufold/common/log_text.h"
 #include "vcpufold/common/number_text.h"
 #include "vcpufold/protocol/cpulist.h"
 
@@ -24,7 +25,7 @@ std::string renderStatusTable(const TickReport& report, bool withReasons) {
     std::string policy = foldModeName(vm.record.policy.mode);
     if (vm.record.policyError) policy += "!";
     rows.push_back(
-        {vm.record.name, std::to_string(vm.record.vcpus), policy,
+        {escapeForLog(vm.record.name, 128), std::to_string(vm.record.vcpus), policy,
          vm.record.channelSocket ? agentColumn(channel) : "no-channel", fixedDecimals(vm.allocation.demand, 2),
          vm.load ? fixedDecimals(100 * vm.load->delayRatio, 0) + "%" : "-", fixedDecimals(vm.weight, 0),
          fixedDecimals(vm.allocation.share, 2), vm.allocation.hint ? std::to_string(*vm.allocation.hint) : "-",
@@ -49,9 +50,10 @@ std::string renderStatusTable(const TickReport& report, bool withReasons) {
   }
   if (withReasons) {
     for (const auto& vm : report.vms) {
-      text += vm.record.name + ": " + vm.allocation.reason;
-      if (vm.record.policyError) text += " [policy metadata refused: " + *vm.record.policyError + "]";
-      if (vm.record.channelProblem) text += " [channel: " + *vm.record.channelProblem + "]";
+      // Names and metadata come from VM owners: escaped, one line per VM whatever they hold.
+      text += escapeForLog(vm.record.name, 128) + ": " + vm.allocation.reason;
+      if (vm.record.policyError) text += " [policy metadata refused: " + escapeForLog(*vm.record.policyError) + "]";
+      if (vm.record.channelProblem) text += " [channel: " + escapeForLog(*vm.record.channelProblem) + "]";
       text += "\n";
     }
   }
