@@ -9,6 +9,7 @@
 #include "vcpufold/agent/agent_daemon.h"
 #include "vcpufold/agent/cgroup_cpuset_actuator.h"
 #include "vcpufold/agent/kernel_actuator.h"
+#include "vcpufold/agent/own_priority.h"
 #include "vcpufold/agent/placement.h"
 #include "vcpufold/agent/platform.h"
 #include "vcpufold/agent/systemd_cpuset_actuator.h"
@@ -152,6 +153,12 @@ int runAgent(const AgentOptions& options) {
     return 1;
   }
   auto log = makeDaemonLogger("vcpufold-agent", config->logLevel);
+  // Before anything else runs: a folded, loaded guest must still hear from its agent promptly.
+  if (auto raised = setOwnNice(config->nice); !raised)
+    log->warn("{} (agent.nice); the agent may answer late while its guest is folded and loaded",
+              raised.error().message);
+  else
+    log->debug("running at nice {}", ownNice());
   const RootedFs fs(options.root);
   auto topology = readTopology(fs);
   if (!topology) {

@@ -16,10 +16,10 @@ constexpr std::pair<const char*, ActuatorChoice> kActuatorChoices[] = {{"auto", 
                                                                        {"cpuset", ActuatorChoice::Cpuset},
                                                                        {"none", ActuatorChoice::None}};
 
-const std::set<std::string> kKnownKeys = {"agent.interval_ms",     "agent.sample_ms",         "agent.port",
-                                          "agent.port_name",       "agent.actuator",          "agent.log_level",
-                                          "fallback.enabled",      "fallback.high_threshold", "fallback.low_threshold",
-                                          "cpuset.move_root_tasks"};
+const std::set<std::string> kKnownKeys = {
+    "agent.interval_ms",     "agent.sample_ms", "agent.port",       "agent.port_name",         "agent.actuator",
+    "agent.log_level",       "agent.nice",      "fallback.enabled", "fallback.high_threshold", "fallback.low_threshold",
+    "cpuset.move_root_tasks"};
 
 }  // namespace
 
@@ -54,6 +54,7 @@ Expected<AgentConfig> parseAgentConfig(std::string_view text, const std::string&
   if (!knownActuator)
     problems.push_back("agent.actuator: \"" + actuator + "\" is not one of auto, kernel, cpuset, none");
   reader.string("agent.log_level", config.logLevel);
+  reader.signedInteger("agent.nice", config.nice, -20, 19);
   reader.boolean("fallback.enabled", config.fallbackEnabled);
   reader.unsignedInteger("fallback.high_threshold", config.highThresholdBp);
   reader.unsignedInteger("fallback.low_threshold", config.lowThresholdBp);

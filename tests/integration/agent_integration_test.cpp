@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "channel_client.h"
@@ -315,6 +319,25 @@ TEST_F(AgentIntegration, SighupReloadsTheConfigurationOrKeepsTheRunningOne) {
   ASSERT_TRUE(host.send(hint(1, 2)));
   auto ack = host.receiveType<Ack>(kWaitMs);
   ASSERT_TRUE(ack) << "still serving hints";
+  agent->signal(SIGTERM);
+  EXPECT_EQ(agent->waitExit(5000), 0);
+}
+
+TEST_F(AgentIntegration, ItRunsAtItsConfiguredNiceOrSaysWhyNot) {
+  tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nsample_ms = 50\nnice = -7\n");
+  auto agent = startAgent();
+  ChannelClient host;
+  connect(host);  // past start-up
+  // /proc/PID/stat: the 19th field is the nice value; the command name (2nd) has no spaces here.
+  std::ifstream stat("/proc/" + std::to_string(agent->pid()) + "/stat");
+  std::vector<std::string> fields{std::istream_iterator<std::string>(stat), {}};
+  ASSERT_GT(fields.size(), 18u);
+  if (::geteuid() == 0) {
+    EXPECT_EQ(fields[18], "-7") << tree_.read("/agent.log");
+  } else {
+    EXPECT_EQ(fields[18], "0");
+    EXPECT_NE(tree_.read("/agent.log").find("cannot set nice -7"), std::string::npos) << tree_.read("/agent.log");
+  }
   agent->signal(SIGTERM);
   EXPECT_EQ(agent->waitExit(5000), 0);
 }

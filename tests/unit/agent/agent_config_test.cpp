@@ -14,6 +14,18 @@ TEST(AgentConfig, EmptyFileIsTheDefaults) {
   EXPECT_EQ(config->highThresholdBp, 500u);
   EXPECT_EQ(config->lowThresholdBp, 200u);
   EXPECT_EQ(config->portName, "org.vcpufold.hint.0");
+  EXPECT_EQ(config->nice, -10);
+}
+
+TEST(AgentConfig, NiceIsANiceValue) {
+  EXPECT_EQ(parseAgentConfig("[agent]\nnice = 5\n", "agent.toml")->nice, 5);
+  EXPECT_EQ(parseAgentConfig("[agent]\nnice = -20\n", "agent.toml")->nice, -20);
+  for (const char* bad : {"nice = -21", "nice = 20", "nice = \"high\"", "nice = -1.5"}) {
+    const auto config = parseAgentConfig(std::string("[agent]\n") + bad + "\n", "agent.toml");
+    ASSERT_FALSE(config) << bad;
+    EXPECT_NE(config.error().message.find("agent.nice: expected an integer -20..19"), std::string::npos)
+        << config.error().message;
+  }
 }
 
 TEST(AgentConfig, EveryKey) {
@@ -25,6 +37,7 @@ port = "unix-listen:/run/x.sock"
 port_name = "org.example.port"
 actuator = "cpuset"
 log_level = "debug"
+nice = 0
 [fallback]
 enabled = false
 high_threshold = 1000
@@ -40,6 +53,7 @@ move_root_tasks = false
   EXPECT_EQ(config->portName, "org.example.port");
   EXPECT_EQ(config->actuator, ActuatorChoice::Cpuset);
   EXPECT_EQ(config->logLevel, "debug");
+  EXPECT_EQ(config->nice, 0);
   EXPECT_FALSE(config->fallbackEnabled);
   EXPECT_EQ(config->highThresholdBp, 1000u);
   EXPECT_EQ(config->lowThresholdBp, 100u);

@@ -22,6 +22,7 @@ struct AgentConfig {
   std::string portName = "org.vcpufold.hint.0";
   ActuatorChoice actuator = ActuatorChoice::Auto;
   std::string logLevel = "info";  // trace, debug, info, warn, error
+  int nice = -10;                 // the agent's own nice value, set at start; -20..19
   // [fallback]
   bool fallbackEnabled = true;
   std::uint32_t highThresholdBp = 500;  // 1..9999
