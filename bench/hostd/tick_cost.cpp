@@ -91,13 +91,13 @@ int main(int argc, char** argv) {
     inputs.windowStartedAt = tickAt - std::chrono::seconds(1);
     const double start = cpuSeconds();
     const TickReport report = decideTick(AllocationConfig{}, inputs, state, static_cast<std::uint64_t>(tick));
+    state = report.hintState;
     std::uint64_t seq = static_cast<std::uint64_t>(tick) * static_cast<std::uint64_t>(vms);
     for (const auto& vm : report.vms) {
-      if (!vm.allocation.hint) continue;
-      auto line = vcpufold::protocol::encodeMessage(
-          vcpufold::protocol::Hint{++seq, *vm.allocation.hint, 3000, vcpufold::protocol::HintPolicy::Auto,
-                                   vm.allocation.reason.substr(0, 256)},
-          1);
+      if (!vm.hint) continue;
+      vcpufold::protocol::Hint hint = *vm.hint;
+      hint.seq = ++seq;
+      auto line = vcpufold::protocol::encodeMessage(hint, 1);
       bytes += line ? line->size() : 0;
     }
     const double cost = cpuSeconds() - start;
@@ -120,13 +120,13 @@ int main(int argc, char** argv) {
     inputs.now = tickAt + std::chrono::milliseconds(300);
     const double eventStart = cpuSeconds();
     const TickReport event = decideTick(AllocationConfig{}, inputs, state, static_cast<std::uint64_t>(tick));
+    state = event.hintState;
     for (std::size_t i = 0; i < event.vms.size(); ++i) {
-      if (event.vms[i].allocation.hint == report.vms[i].allocation.hint || !event.vms[i].allocation.hint) continue;
+      if (event.vms[i].allocation.hint == report.vms[i].allocation.hint || !event.vms[i].hint) continue;
       ++eventHintsChanged;
-      auto line = vcpufold::protocol::encodeMessage(
-          vcpufold::protocol::Hint{++seq, *event.vms[i].allocation.hint, 3000, vcpufold::protocol::HintPolicy::Auto,
-                                   event.vms[i].allocation.reason.substr(0, 256)},
-          1);
+      vcpufold::protocol::Hint hint = *event.vms[i].hint;
+      hint.seq = ++seq;
+      auto line = vcpufold::protocol::encodeMessage(hint, 1);
       bytes += line ? line->size() : 0;
     }
     if (tick > 0) eventCosts.push_back(cpuSeconds() - eventStart);

@@ -17,10 +17,13 @@
 namespace vcpufold::agent {
 namespace {
 
-constexpr int kMaxErrorsPerSecond = 10;
-
 std::vector<std::uint32_t> supportedVersions() {
   return {std::begin(protocol::kSupportedVersions), std::end(protocol::kSupportedVersions)};
+}
+
+// The session's time from the loop's monotonic milliseconds (CLOCK_MONOTONIC, as steady_clock).
+protocol::SessionTime sessionTime(std::int64_t nowMs) {
+  return protocol::SessionTime{} + std::chrono::milliseconds(nowMs);
 }
 
 }  // namespace
@@ -31,8 +34,8 @@ AgentDaemon::AgentDaemon(AgentDaemonParts parts)
                   FoldControllerConfig{!parts_.foldingRefused && parts_.config.fallbackEnabled,
                                        StealLawConfig{parts_.config.intervalMs, parts_.config.highThresholdBp,
                                                       parts_.config.lowThresholdBp}}),
-      version_(protocol::kProtocolVersion),
-      applied_(parts_.topology.online) {}
+      applied_(parts_.topology.online),
+      session_(ownHello()) {}
 
 AgentDaemon::~AgentDaemon() {
   if (signalFd_ >= 0) ::close(signalFd_);
@@ -136,62 +139,53 @@ void AgentDaemon::onTransportEvent(const TransportEvent& event, std::int64_t now
       break;
     case TransportEvent::Kind::Connected:
       log.info("{}: saying hello", event.text);
-      // Bytes of an earlier session may still be in flight: what arrives up to
-      // the next newline or 0xFF is discarded (protocol.md section 3, step 1).
-      decoder_.reopen();
-      sendHello();
+      session_.setOwnHello(ownHello());
+      handle(session_.open(sessionTime(nowMs)), nowMs);
       break;
     case TransportEvent::Kind::Disconnected:
       log.info("host gone ({}); lease runs out on its own", event.text);
+      session_.close();
       break;
     case TransportEvent::Kind::Data:
-      decoder_.feed(event.text);
-      while (auto frame = decoder_.next()) {
-        if (frame->kind == protocol::Frame::Kind::Oversized) {
-          sendError(std::nullopt, "frame longer than " + std::to_string(protocol::kMaxFrameBytes) + " bytes dropped",
-                    nowMs);
-          continue;
-        }
-        onFrame(frame->text, nowMs);
-      }
+      handle(session_.feed(event.text, sessionTime(nowMs)), nowMs);
       break;
   }
 }
 
-void AgentDaemon::onFrame(const std::string& frame, std::int64_t nowMs) {
+void AgentDaemon::handle(const protocol::SessionOutput& out, std::int64_t nowMs) {
   auto& log = *parts_.log;
-  const auto decoded = protocol::decodeMessage(frame);
-  if (!decoded) {
-    const auto& error = decoded.error();
-    if (error.type == "error") return;  // never answer an error with an error
-    sendError(error.seq, error.describe(), nowMs);
-    log.warn("refused a frame from the host: {}", error.describe());
-    return;
-  }
-  const auto& message = decoded.value().message;
-  if (const auto* hello = std::get_if<protocol::Hello>(&message)) {
-    if (hello->role != protocol::Role::Host) {
-      sendError(std::nullopt, "hello.role: the agent talks to a host", nowMs);
-      return;
+  for (const auto& frame : out.frames)
+    if (!parts_.transport->send(frame.bytes)) log.debug("a frame was not sent: host not connected");
+  using Kind = protocol::SessionEvent::Kind;
+  for (const auto& event : out.events) {
+    switch (event.kind) {
+      case Kind::PeerHello:
+        log.info("host {} says hello; protocol version {}", event.text, session_.version());
+        break;
+      case Kind::VersionMismatch:
+        log.warn("host {} speaks no protocol version of ours", event.text);
+        break;
+      case Kind::Hint:
+        onHint(std::get<protocol::Hint>(*event.message), nowMs);
+        break;
+      case Kind::PeerError: {
+        const auto& error = std::get<protocol::ErrorMessage>(*event.message);
+        log.warn("host reports an error{}: {}", error.seq ? " about seq " + std::to_string(*error.seq) : "",
+                 error.reason);
+        break;
+      }
+      case Kind::ProtocolError:
+        log.warn("refused a frame from the host: {}", event.text);
+        break;
+      case Kind::RepliesSuppressed:
+        log.warn("{} error replies suppressed (rate limit)", event.count);
+        break;
+      case Kind::EncodeFailed:
+        log.error("{}", event.text);
+        break;
+      default:
+        break;  // host-side events
     }
-    const auto ours = supportedVersions();
-    const auto agreed = protocol::negotiateVersion(ours, hello->versions);
-    if (!agreed) {
-      sendError(std::nullopt, "no common protocol version", nowMs);
-      log.warn("host {} speaks no protocol version of ours", hello->software);
-      return;
-    }
-    version_ = *agreed;
-    log.info("host {} says hello; protocol version {}", hello->software, version_);
-    sendHello();  // the host may have reopened without us noticing: answer every host hello
-  } else if (const auto* hint = std::get_if<protocol::Hint>(&message)) {
-    onHint(*hint, nowMs);
-  } else if (const auto* error = std::get_if<protocol::ErrorMessage>(&message)) {
-    log.warn("host reports an error{}: {}", error->seq ? " about seq " + std::to_string(*error->seq) : "",
-             error->reason);
-  } else {
-    sendError(std::nullopt, std::string("type: ") + protocol::messageTypeName(message) + " is not sent to an agent",
-              nowMs);
   }
 }
 
@@ -279,7 +273,7 @@ void AgentDaemon::checkHotplug(std::int64_t nowMs) {
   // A mask naming an offline CPU would be refused: re-place on what is online.
   apply(controller_.onTopologyChange(PlacementPlan(parts_.topology)), nowMs, std::nullopt);
   // The host learns the new online set (its ack checks use it).
-  sendHello();
+  sendHello(nowMs);
   if (leaseSeq) send(protocol::Ack{*leaseSeq, applied_, parts_.actuator->kind()});
 }
 
@@ -320,41 +314,32 @@ void AgentDaemon::apply(const FoldDecision& decision, std::int64_t nowMs, std::o
   }
   applied_ = decision.cpus;
   appliedControl_ = decision.control;
+  session_.setOwnHello(ownHello());  // an answer to a host's hello says what is applied now
   if (ackSeq) send(protocol::Ack{*ackSeq, applied_, parts_.actuator->kind()});
 }
 
-void AgentDaemon::sendHello() {
+protocol::Hello AgentDaemon::ownHello() const {
   protocol::AgentInfo info{parts_.topology.online, parts_.topology.threadsPerCore, parts_.topology.numaNodes,
                            parts_.availableActuators, applied_};
-  // 0xFF first: a host that has just connected discards up to it, and drops
-  // whatever partial line it held from before.
-  send(
-      protocol::Hello{protocol::Role::Agent, supportedVersions(), std::string("vcpufold-agent ") + kAgentVersion, info},
-      std::string(1, protocol::kResyncByte));
+  return protocol::Hello{protocol::Role::Agent, supportedVersions(), std::string("vcpufold-agent ") + kAgentVersion,
+                         info};
 }
 
-void AgentDaemon::send(const protocol::Message& message, const std::string& prefix) {
-  auto line = protocol::encodeMessage(message, version_);
-  if (!line) {
-    parts_.log->error("{}", line.error().message);
+void AgentDaemon::sendHello(std::int64_t nowMs) {
+  session_.setOwnHello(ownHello());
+  handle(session_.sayHello(sessionTime(nowMs)), nowMs);
+}
+
+void AgentDaemon::send(const protocol::Message& message) {
+  if (!parts_.transport->connected()) {
+    parts_.log->debug("{} not sent: host not connected", protocol::messageTypeName(message));
     return;
   }
-  if (!parts_.transport->send(prefix + *line))
-    parts_.log->debug("{} not sent: host not connected", protocol::messageTypeName(message));
+  handle(session_.send(message), 0);
 }
 
 void AgentDaemon::sendError(std::optional<std::uint64_t> seq, const std::string& reason, std::int64_t nowMs) {
-  if (nowMs - errorWindowStartMs_ >= 1000) {
-    if (errorsSuppressed_ > 0) parts_.log->warn("{} error replies suppressed (rate limit)", errorsSuppressed_);
-    errorWindowStartMs_ = nowMs;
-    errorsInWindow_ = 0;
-    errorsSuppressed_ = 0;
-  }
-  if (++errorsInWindow_ > kMaxErrorsPerSecond) {
-    ++errorsSuppressed_;
-    return;
-  }
-  send(protocol::ErrorMessage{seq, reason.substr(0, 256)});
+  handle(session_.sendError(seq, reason, sessionTime(nowMs)), nowMs);
 }
 
 }  // namespace vcpufold::agent

@@ -3,7 +3,7 @@
 // error that says why; never a crash, a leak or undefined behaviour.
 
 #include "fuzz_check.h"
-#include "vcpufold/hostd/policy.h"
+#include "vcpufold/hostd/policy_xml.h"
 
 using namespace vcpufold::hostd;
 using vcpufold::fuzz::check;

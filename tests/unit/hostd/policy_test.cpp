@@ -1,4 +1,5 @@
 #include "vcpufold/hostd/policy.h"
+#include "vcpufold/hostd/policy_xml.h"
 
 #include <gtest/gtest.h>
 

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "fixture_tree.h"
+#include "vcpufold/common/proc_stat.h"
+#include "vcpufold/hostd/capacity.h"
 #include "vcpufold/hostd/cpu_pool.h"
 #include "vcpufold/hostd/vcpu_sample.h"
 

@@ -142,8 +142,9 @@ TEST(DecideTickMissingInputs, AfterTheHoldEveryHintIsWithdrawnNeverShrunk) {
   for (const auto& vm : report.vms) {
     EXPECT_FALSE(vm.allocation.hint.has_value());
     EXPECT_NE(vm.allocation.reason.find("hints stopped"), std::string::npos) << vm.allocation.reason;
+    EXPECT_FALSE(vm.hint.has_value()) << "nothing is sent";
   }
-  EXPECT_TRUE(state.empty());
+  EXPECT_TRUE(report.hintState.empty()) << "the next decision starts from no hints";
 }
 
 TEST(DecideTickMissingInputs, AVmNeverHintedIsNotHintedOnMissingInputs) {

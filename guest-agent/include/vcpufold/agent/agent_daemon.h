@@ -1,6 +1,6 @@
 #pragma once
 // AgentDaemon: the agent's event loop. It wires the pure parts together:
-//   transport -> frame decoder -> codec -> FoldController -> actuator -> ack
+//   transport -> protocol::Session -> FoldController -> actuator -> ack
 //   every sample:   procs_running (demand); a change that holds is sent to
 //                   the host at once as a status (demand_watch.h)
 //   every interval: CPU hotplug (re-place, re-apply, hello again), steal
@@ -24,8 +24,8 @@
 #include "vcpufold/agent/topology.h"
 #include "vcpufold/agent/transport.h"
 #include "vcpufold/common/rooted_fs.h"
-#include "vcpufold/protocol/frame_decoder.h"
 #include "vcpufold/protocol/messages.h"
+#include "vcpufold/protocol/session.h"
 
 namespace spdlog {
 class logger;
@@ -56,7 +56,8 @@ class AgentDaemon {
 
  private:
   void onTransportEvent(const TransportEvent& event, std::int64_t nowMs);
-  void onFrame(const std::string& frame, std::int64_t nowMs);
+  // Writes what the session asks to send and acts on its events.
+  void handle(const protocol::SessionOutput& out, std::int64_t nowMs);
   void onHint(const protocol::Hint& hint, std::int64_t nowMs);
   void onSample(std::int64_t nowMs);
   void sendStatus(double demand);
@@ -64,23 +65,20 @@ class AgentDaemon {
   void checkHotplug(std::int64_t nowMs);
   void reload();
   void apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq);
-  void sendHello();
-  void send(const protocol::Message& message, const std::string& prefix = {});
+  [[nodiscard]] protocol::Hello ownHello() const;
+  void sendHello(std::int64_t nowMs);
+  void send(const protocol::Message& message);
   void sendError(std::optional<std::uint64_t> seq, const std::string& reason, std::int64_t nowMs);
   Expected<StealReading> readStat() const;
 
   AgentDaemonParts parts_;
   FoldController controller_;
-  protocol::FrameDecoder decoder_;
-  std::uint32_t version_;
   CpuSet applied_;
   protocol::Control appliedControl_ = protocol::Control::None;
   std::optional<StealReading> lastStat_;
   std::uint32_t lastStealBp_ = 0;
   DemandWatch demandWatch_;
-  std::int64_t errorWindowStartMs_ = 0;
-  int errorsInWindow_ = 0;
-  std::uint64_t errorsSuppressed_ = 0;
+  protocol::Session session_;  // the protocol; this loop does the transport, timers and logs
   int signalFd_ = -1;
   bool refusalLogged_ = false;
   std::string onlineText_;  // the online CPU list as last read, to notice hotplug

@@ -24,9 +24,10 @@
 #include <vector>
 
 #include "vcpufold/hostd/allocation.h"
-#include "vcpufold/hostd/channel_session.h"
-#include "vcpufold/hostd/inventory.h"
+#include "vcpufold/hostd/channel_snapshot.h"
 #include "vcpufold/hostd/vcpu_sample.h"
+#include "vcpufold/hostd/vm_record.h"
+#include "vcpufold/protocol/messages.h"
 
 namespace vcpufold::hostd {
 
@@ -37,6 +38,9 @@ struct VmReport {
   ChannelSnapshot channel;
   bool statusFresh = false;  // the agent's last status counted as evidence this tick
   VmAllocation allocation;
+  // The hint to send, finished but for its sequence number (the channel
+  // numbers what it sends); none: not hinted.
+  std::optional<protocol::Hint> hint;
 };
 
 struct TickReport {
@@ -54,6 +58,7 @@ struct TickReport {
   std::optional<std::string> inputsMissing;  // set when the tick held or withdrew hints instead of deciding
   bool hintsWithdrawn = false;               // inputs missing for longer than the hold: no VM hinted
   std::vector<VmReport> vms;
+  std::map<std::string, HintState> hintState;  // what the next decision starts from
 };
 
 struct TickInputs {
@@ -78,6 +83,7 @@ struct TickInputs {
   std::vector<std::string> missingInputs;         // what the daemon could not read this tick, and why
   std::optional<std::chrono::steady_clock::time_point> inputsMissingSince;  // start of the current episode
   std::chrono::milliseconds missingInputHold{10'000};                       // how long hints are held on missing inputs
+  std::uint32_t hintTtlMs = 3000;                                           // the lease of every hint sent
 };
 
 // Why this tick's inputs are not complete (the daemon's missingInputs and any
@@ -93,7 +99,14 @@ bool statusIsFresh(const ChannelSnapshot& channel, std::chrono::steady_clock::ti
 // cgroup's (v1 shares 1024 = weight 100), else 100.
 double effectiveWeight(const VmRecord& vm, bool cgroupV2);
 
+// The wire hint for a VM's allocation: its vCPUs, the lease, the policy's
+// name for the guest (off and fixed tell the agent not to fall back), and the
+// reason, cut to what the protocol carries.
+protocol::Hint wireHint(std::uint32_t vcpus, FoldMode mode, std::uint32_t ttlMs, const std::string& reason);
+
+// One decision. hintState is what the previous decision left (its
+// report.hintState; empty at start); the report carries the next one.
 TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
-                      std::map<std::string, HintState>& hintState, std::uint64_t tick);
+                      const std::map<std::string, HintState>& hintState, std::uint64_t tick);
 
 }  // namespace vcpufold::hostd

@@ -1,21 +1,18 @@
 #pragma once
 // ChannelSession: hostd's end of one VM's vcpufold channel (the UNIX socket of
-// its org.vcpufold.hint.0 port). Boost.Asio, everything on the caller's
+// its org.vcpufold.hint.0 port): a Boost.Asio shell around protocol::Session,
+// which holds the protocol itself (hello and negotiation, hints and their
+// seq, ack checks and cooperation, the error budget; see session.h). This
+// shell does what needs the socket and the clock, everything on the caller's
 // single-threaded io_context:
-//   connect, and reconnect with backoff; 0xFF + hello on every connect;
-//   version negotiation on the agent's hello, answered with the current hint;
-//   the current hint re-sent every tick (the lease renewal);
-//   acks tracked: only an acknowledgement of a hint sent on this connection,
-//   naming CPUs the guest has online and no more than the hint allowed, makes
-//   the VM cooperative; a hello does not, and an agent that stops
-//   acknowledging is not cooperative;
-//   status intake (demand, steal), forgotten on disconnect, each one handed
-//   to the owner's status handler (a changed demand may call for a decision).
-// Guest bytes are hostile: a bounded decoder, a per-VM read rate limit, an
-// error budget (over it: disconnect for a backoff period, logged once), a
-// per-VM budget of log lines with every guest string escaped,
-// one write in flight with a timeout, and the latest hint replacing any
-// unsent one. Nothing a guest does can block the io_context or another VM.
+//   connect, and reconnect with backoff; a penalty period when the session
+//   is over its error budget;
+//   a per-VM read rate limit; one write in flight with a timeout, at most 16
+//   frames queued, the latest hint replacing any unsent one;
+//   the agent's status reports kept with their arrival time, each handed to
+//   the owner's status handler (a changed demand may call for a decision);
+//   a per-VM budget of log lines, every guest string escaped.
+// Nothing a guest does can block the io_context or another VM.
 
 #include <chrono>
 #include <cstdint>
@@ -24,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "vcpufold/hostd/channel_snapshot.h"
 #include "vcpufold/protocol/messages.h"
 
 namespace boost::asio {
@@ -43,31 +41,6 @@ struct ChannelLimits {
   std::chrono::milliseconds penalty{30'000};  // disconnected this long when over budget
   std::uint32_t logLinesPerWindow = 5;        // guest-caused log lines per logWindow; the rest are counted
   std::chrono::milliseconds logWindow{10'000};
-};
-
-enum class ChannelState { Idle, Connecting, WaitingForHello, Ready, Penalised };
-const char* channelStateName(ChannelState state);
-
-// What the session knows, for allocation, status and metrics.
-struct ChannelSnapshot {
-  ChannelState state = ChannelState::Idle;
-  std::uint32_t version = 0;
-  std::optional<protocol::Hello> agentHello;
-  std::optional<protocol::Status> lastStatus;            // none until the agent reports on this connection
-  std::chrono::steady_clock::time_point lastStatusAt{};  // when lastStatus arrived
-  // When the reported demand last moved by a task or more (or was first reported) on this connection.
-  std::chrono::steady_clock::time_point lastDemandChangeAt{};
-  std::optional<protocol::Ack> lastAck;
-  std::optional<std::string> lastAgentError;
-  bool cooperative = false;  // ready, and a hint of this connection acknowledged, none overdue
-  std::uint64_t framesIn = 0;
-  std::uint64_t bytesIn = 0;
-  std::uint64_t protocolErrors = 0;
-  std::uint64_t connects = 0;
-  std::uint64_t hintsSent = 0;
-  std::uint64_t penalties = 0;
-  std::uint64_t agentErrors = 0;         // error frames the agent sent
-  std::uint64_t logLinesSuppressed = 0;  // guest-caused log lines over the budget
 };
 
 class ChannelSession {

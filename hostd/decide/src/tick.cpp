@@ -1,6 +1,6 @@
 #include "vcpufold/hostd/tick.h"
 
-#include "vcpufold/hostd/cpu_pool.h"
+#include "vcpufold/hostd/capacity.h"
 
 namespace vcpufold::hostd {
 
@@ -33,12 +33,21 @@ bool statusIsFresh(const ChannelSnapshot& channel, std::chrono::steady_clock::ti
   return now - channel.lastStatusAt <= std::min(ownLimit, statusMaxAge);
 }
 
+protocol::Hint wireHint(std::uint32_t vcpus, FoldMode mode, std::uint32_t ttlMs, const std::string& reason) {
+  // A short reason keeps every hint frame far below the protocol's frame limit.
+  constexpr std::size_t kMaxReasonBytes = 256;
+  const protocol::HintPolicy policy = mode == FoldMode::Off     ? protocol::HintPolicy::Off
+                                      : mode == FoldMode::Fixed ? protocol::HintPolicy::Fixed
+                                                                : protocol::HintPolicy::Auto;
+  return protocol::Hint{0, vcpus, ttlMs, policy, reason.substr(0, kMaxReasonBytes)};
+}
+
 namespace {
 
 // Missing inputs: the hints in force stay (and are renewed) for the hold, then
 // every hint stops. Nothing is decided from what is left.
 void holdOrWithdraw(const TickInputs& inputs, const std::string& missing, TickReport& report,
-                    std::map<std::string, HintState>& hintState) {
+                    const std::map<std::string, HintState>& hintState) {
   const auto lasted = inputs.now - inputs.inputsMissingSince.value_or(inputs.now);
   const auto lastedMs = std::chrono::duration_cast<std::chrono::milliseconds>(lasted).count();
   report.inputsMissing = missing;
@@ -60,13 +69,20 @@ void holdOrWithdraw(const TickInputs& inputs, const std::string& missing, TickRe
       row.allocation.reason = "inputs missing (" + missing + "): not hinted";
     }
   }
-  hintState = std::move(next);
+  report.hintState = std::move(next);
+}
+
+// Every hinted VM's finished hint, in one place for both kinds of decision.
+void finishHints(const TickInputs& inputs, TickReport& report) {
+  for (auto& row : report.vms)
+    if (row.allocation.hint)
+      row.hint = wireHint(*row.allocation.hint, row.record.policy.mode, inputs.hintTtlMs, row.allocation.reason);
 }
 
 }  // namespace
 
 TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
-                      std::map<std::string, HintState>& hintState, std::uint64_t tick) {
+                      const std::map<std::string, HintState>& hintState, std::uint64_t tick) {
   TickReport report;
   report.tick = tick;
   report.poolCpus = inputs.poolCpus;
@@ -120,18 +136,18 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
       vmCapacity({inputs.poolCpus, inputs.reserveCpus, report.vmRunCpus + report.nonVmCpus, report.vmRunCpus});
   if (const auto missing = missingInputsOf(inputs)) {
     holdOrWithdraw(inputs, *missing, report, hintState);
+    finishHints(inputs, report);
     return report;
   }
 
   const Allocation allocation = allocate(config, report.capacity, demands, hintState, inputs.now);
   report.totalDemand = allocation.totalDemand;
   report.contention = allocation.contention;
-  std::map<std::string, HintState> next;
   for (std::size_t i = 0; i < allocation.vms.size(); ++i) {
     report.vms[i].allocation = allocation.vms[i];
-    if (allocation.vms[i].hint) next[allocation.vms[i].name] = allocation.vms[i].state;
+    if (allocation.vms[i].hint) report.hintState[allocation.vms[i].name] = allocation.vms[i].state;
   }
-  hintState = std::move(next);
+  finishHints(inputs, report);
   return report;
 }
 

@@ -37,10 +37,10 @@ Expected<VcpuCounters> parseSchedstat(std::string_view text);
 // One tick of a VM: how many vCPUs wanted to run (run + delay, in CPUs),
 // how many ran, and the share of their wanting time spent waiting.
 struct VmLoad {
-  double demandCpus = 0.0;   // sum over vCPUs of (run + delay) / elapsed
-  double runCpus = 0.0;      // sum over vCPUs of run / elapsed
-  double delayCpus = 0.0;    // sum over vCPUs of delay / elapsed
-  double delayRatio = 0.0;   // delay / (run + delay), 0 when idle
+  double demandCpus = 0.0;  // sum over vCPUs of (run + delay) / elapsed
+  double runCpus = 0.0;     // sum over vCPUs of run / elapsed
+  double delayCpus = 0.0;   // sum over vCPUs of delay / elapsed
+  double delayRatio = 0.0;  // delay / (run + delay), 0 when idle
 };
 
 // nullopt when the two samples cannot be compared: a counter went backwards

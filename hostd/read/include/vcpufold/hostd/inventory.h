@@ -1,5 +1,5 @@
 #pragma once
-// One model of a VM for every inventory backend (libvirt, QMP).
+// Where VMs come from: one interface for every inventory backend (libvirt, QMP).
 
 #include <map>
 #include <optional>
@@ -7,21 +7,10 @@
 #include <vector>
 
 #include "vcpufold/common/expected.h"
-#include "vcpufold/hostd/policy.h"
 #include "vcpufold/hostd/vcpu_sample.h"
+#include "vcpufold/hostd/vm_record.h"
 
 namespace vcpufold::hostd {
-
-struct VmRecord {
-  std::string name;
-  std::string uuid;                          // libvirt only
-  std::uint32_t vcpus = 0;
-  std::optional<std::string> channelSocket;  // host end of org.vcpufold.hint.0
-  std::optional<std::string> channelProblem; // a channel exists but cannot be used, and why
-  FoldPolicy policy;                         // last valid policy (the default when none is set)
-  std::optional<std::string> policyError;    // the current policy is malformed, and why
-  std::optional<double> cgroupWeight;        // raw cpu_shares from libvirt (cpu.weight on v2 hosts)
-};
 
 class Inventory {
  public:

@@ -14,19 +14,11 @@
 
 #include "vcpufold/common/expected.h"
 #include "vcpufold/common/system_paths.h"
-#include "vcpufold/hostd/policy.h"
+#include "vcpufold/hostd/qmp_vm_config.h"
 
 namespace vcpufold::hostd {
 
 enum class InventoryKind { Libvirt, Qmp };
-
-// A VM run by plain QEMU, declared in [[vm]] (or found in qmp.directory).
-struct QmpVmConfig {
-  std::string name;
-  std::string qmpSocket;
-  std::string hintSocket;
-  FoldPolicy policy;
-};
 
 struct HostdConfig {
   // [hostd]

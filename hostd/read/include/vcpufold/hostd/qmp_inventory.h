@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "vcpufold/common/rooted_fs.h"
-#include "vcpufold/hostd/hostd_config.h"
+#include "vcpufold/hostd/qmp_vm_config.h"
 #include "vcpufold/hostd/inventory.h"
 #include "vcpufold/hostd/qmp_client.h"
 

@@ -1,4 +1,4 @@
-#include "vcpufold/hostd/policy.h"
+#include "vcpufold/hostd/policy_xml.h"
 #include "vcpufold/hostd/xml_document.h"
 
 namespace vcpufold::hostd {

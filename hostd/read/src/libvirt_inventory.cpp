@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "vcpufold/common/monotonic_clock.h"
+#include "vcpufold/hostd/policy_xml.h"
 #include "vcpufold/hostd/qemu_threads.h"
 
 namespace vcpufold::hostd {

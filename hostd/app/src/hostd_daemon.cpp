@@ -15,6 +15,7 @@
 
 #include "vcpufold/common/log_text.h"
 #include "vcpufold/common/number_text.h"
+#include "vcpufold/hostd/capacity.h"
 #include "vcpufold/hostd/channel_session.h"
 #include "vcpufold/hostd/cpu_pool.h"
 #include "vcpufold/hostd/inventory_worker.h"
@@ -41,12 +42,6 @@ double threadCpuSeconds() {
   timespec now{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
-}
-
-protocol::HintPolicy hintPolicyOf(FoldMode mode) {
-  if (mode == FoldMode::Off) return protocol::HintPolicy::Off;
-  if (mode == FoldMode::Fixed) return protocol::HintPolicy::Fixed;
-  return protocol::HintPolicy::Auto;
 }
 
 double msBetween(Clock::time_point from, Clock::time_point to) {
@@ -204,6 +199,7 @@ struct HostdDaemon::Impl {
     if (snapshot) inputs.cgroupV2 = snapshot->cgroupV2;
     inputs.statusMaxAge = lease();
     inputs.missingInputHold = milliseconds(config().missingInputHoldMs);
+    inputs.hintTtlMs = static_cast<std::uint32_t>(lease().count());
     inputs.inputsMissingSince = inputsMissingSince;
     inputs.previousSamples = previousSamples;
     inputs.previousNonVmCpus = previousNonVmCpus;
@@ -230,6 +226,7 @@ struct HostdDaemon::Impl {
       }
     }
     latest = decideTick(allocationConfig(), inputs, hintState, decisions);
+    hintState = latest.hintState;
     noteInputs(now);
     if (!stale) {
       // Counters of this snapshot become the baseline of the next decision;
@@ -311,6 +308,7 @@ struct HostdDaemon::Impl {
     decidedInputs->now = now;
     for (const auto& [name, session] : sessions) decidedInputs->channels[name] = session->snapshot();
     latest = decideTick(allocationConfig(), *decidedInputs, hintState, decisions);
+    hintState = latest.hintState;
     applyHints();
     armUnfoldDue();
     log().debug("decision {} at {:.3f} ms: {}; snapshot {} ({:.3f} ms old), decide and queue {:.3f} ms ({:.3f} ms CPU)",
@@ -353,16 +351,10 @@ struct HostdDaemon::Impl {
   }
 
   void applyHints() {
-    const std::uint32_t ttl = config().intervalMs * config().ttlTicks;
     for (const auto& vm : latest.vms) {
       const auto session = sessions.find(vm.record.name);
       if (session == sessions.end()) continue;
-      std::optional<protocol::Hint> hint;
-      if (vm.allocation.hint) {
-        std::string reason = vm.allocation.reason.substr(0, 256);
-        hint = protocol::Hint{0, *vm.allocation.hint, ttl, hintPolicyOf(vm.record.policy.mode), reason};
-      }
-      session->second->setHint(hint);
+      session->second->setHint(vm.hint);
       auto& logged = loggedHints[vm.record.name];
       if (logged != vm.allocation.hint) {
         log().info(
@@ -569,9 +561,8 @@ Expected<TickReport> HostdDaemon::observeOnce(HostdParts& parts) {
     assumed.cooperative = vm.channelSocket.has_value();
     inputs.channels[vm.name] = assumed;
   }
-  std::map<std::string, HintState> state;
   return decideTick(AllocationConfig{milliseconds(parts.config.unfoldDelayMs), parts.config.unfoldMarginCpus}, inputs,
-                    state, 1);
+                    {}, 1);
 }
 
 }  // namespace vcpufold::hostd

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "vcpufold/common/proc_stat.h"
 #include "vcpufold/common/rooted_fs.h"
 #include "vcpufold/hostd/cpu_pool.h"
 #include "vcpufold/hostd/inventory.h"

@@ -41,11 +41,6 @@ enum class PolicySpelling { Xml, Toml };
 // Checks the relations between fields (fixed needs vcpus, min <= max, ranges).
 Expected<void> validatePolicy(const FoldPolicy& policy, PolicySpelling spelling = PolicySpelling::Xml);
 
-// Parses the metadata element libvirt returns for our namespace. Strict: one
-// element named "policy", known attributes only, every value in range; the
-// error says which attribute is wrong and why.
-Expected<FoldPolicy> parsePolicyXml(std::string_view xml);
-
 // The element to store with virsh metadata / virDomainSetMetadata.
 std::string formatPolicyXml(const FoldPolicy& policy);
 

@@ -1,0 +1,353 @@
+#include "vcpufold/hostd/channel_session.h"
+
+#include <algorithm>
+#include <array>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <cmath>
+#include <deque>
+
+#include "vcpufold/common/log_text.h"
+#include "vcpufold/common/log_throttle.h"
+#include "vcpufold/protocol/session.h"
+#include "vcpufold/protocol/version.h"
+
+namespace vcpufold::hostd {
+namespace {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+using Socket = asio::local::stream_protocol::socket;
+
+constexpr std::size_t kMaxQueuedFrames = 16;
+constexpr auto kHelloRepeat = std::chrono::seconds(2);  // hello again while no agent hello has come
+constexpr const char* kSoftware = "vcpufold-hostd";
+
+}  // namespace
+
+struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
+  Impl(asio::io_context& context, std::string vmName, std::string path, ChannelLimits channelLimits, Logger logger)
+      : io(context),
+        vm(std::move(vmName)),
+        socketPath(std::move(path)),
+        limits(channelLimits),
+        log(std::move(logger)),
+        socket(context),
+        retryTimer(context),
+        writeTimer(context),
+        pauseTimer(context),
+        backoff(channelLimits.reconnectMin),
+        session(hostHello(), sessionLimits(channelLimits)),
+        guestLog(channelLimits.logLinesPerWindow, channelLimits.logWindow) {}
+
+  static protocol::Hello hostHello() {
+    return protocol::Hello{protocol::Role::Host,
+                           {std::begin(protocol::kSupportedVersions), std::end(protocol::kSupportedVersions)},
+                           std::string(kSoftware) + " " + VCPUFOLD_VERSION,
+                           std::nullopt};
+  }
+  static protocol::SessionLimits sessionLimits(const ChannelLimits& limits) {
+    protocol::SessionLimits session;
+    session.ackTimeout = limits.ackTimeout;
+    session.helloRepeat = kHelloRepeat;
+    session.errorBudget = limits.errorBudget;
+    session.errorWindow = limits.errorWindow;
+    return session;
+  }
+
+  asio::io_context& io;
+  std::string vm;
+  std::string socketPath;
+  ChannelLimits limits;
+  Logger log;
+  ChannelSession::StatusHandler statusHandler;
+  ChannelSession::CooperationHandler cooperationHandler;
+  Socket socket;
+  asio::steady_timer retryTimer;
+  asio::steady_timer writeTimer;
+  asio::steady_timer pauseTimer;
+  std::chrono::milliseconds backoff;
+  std::uint64_t generation = 0;  // bumped on every close: stale handlers see a newer one and stop
+  bool stopped = true;
+
+  protocol::Session session;  // the protocol; this shell does the socket, timers and logs
+  std::array<char, 8192> readBuffer{};
+  std::deque<protocol::OutboundFrame> outbound;
+  bool writing = false;
+
+  Clock::time_point rateWindowStart = Clock::now();
+  std::size_t rateWindowBytes = 0;
+
+  ChannelSnapshot snap;
+  LogThrottle guestLog;
+
+  void say(const std::string& line) { log(escapeForLog(vm, 128) + ": " + line); }
+
+  // A line the guest can cause at will: within the per-VM budget, else counted.
+  void sayAboutGuest(const std::string& line) {
+    if (!guestLog.allow(Clock::now())) {
+      snap.logLinesSuppressed = guestLog.suppressedTotal();
+      return;
+    }
+    const auto suppressed = guestLog.suppressedBefore();
+    say(line + (suppressed ? " (" + std::to_string(suppressed) + " similar lines suppressed before this one)" : ""));
+  }
+
+  void connect() {
+    if (stopped) return;
+    snap.state = ChannelState::Connecting;
+    socket = Socket(io);
+    const auto mine = ++generation;
+    socket.async_connect(asio::local::stream_protocol::endpoint(socketPath),
+                         [self = shared_from_this(), mine](const boost::system::error_code& error) {
+                           if (mine != self->generation || self->stopped) return;
+                           if (error) {
+                             self->retryLater(self->backoff, "connect " + self->socketPath + ": " + error.message());
+                             return;
+                           }
+                           self->onConnected();
+                         });
+  }
+
+  void onConnected() {
+    ++snap.connects;
+    snap.state = ChannelState::WaitingForHello;
+    // Nothing of an earlier connection is evidence about this one.
+    snap.lastStatus.reset();
+    outbound.clear();
+    writing = false;
+    say("connected to " + socketPath + "; saying hello");
+    handle(session.open(Clock::now()));
+    readMore();
+  }
+
+  void retryLater(std::chrono::milliseconds delay, const std::string& why) {
+    close();
+    if (stopped) return;
+    if (snap.state != ChannelState::Penalised) snap.state = ChannelState::Connecting;
+    if (delay == backoff) {
+      // Log the first failure of a run only; a VM without an agent would fill the log.
+      if (backoff == limits.reconnectMin) say(why + "; retrying with backoff");
+      backoff = std::min(backoff * 2, limits.reconnectMax);
+    }
+    const auto mine = generation;
+    retryTimer.expires_after(delay);
+    retryTimer.async_wait([self = shared_from_this(), mine](const boost::system::error_code& error) {
+      if (error || mine != self->generation || self->stopped) return;
+      self->connect();
+    });
+  }
+
+  void close() {
+    ++generation;
+    boost::system::error_code ignored;
+    socket.close(ignored);
+    writeTimer.cancel();
+    pauseTimer.cancel();
+    writing = false;
+    outbound.clear();
+    session.close();
+    snap.lastStatus.reset();
+    refreshSnapshot();
+  }
+
+  void readMore() {
+    const auto now = Clock::now();
+    if (now - rateWindowStart >= std::chrono::seconds(1)) {
+      rateWindowStart = now;
+      rateWindowBytes = 0;
+    }
+    const auto mine = generation;
+    if (rateWindowBytes >= limits.readBytesPerSecond) {
+      // Over the rate: read nothing until the window turns. The guest's writes
+      // then block in its own kernel, not in hostd.
+      pauseTimer.expires_at(rateWindowStart + std::chrono::seconds(1));
+      pauseTimer.async_wait([self = shared_from_this(), mine](const boost::system::error_code& error) {
+        if (!error && mine == self->generation) self->readMore();
+      });
+      return;
+    }
+    const std::size_t allowed = std::min(readBuffer.size(), limits.readBytesPerSecond - rateWindowBytes);
+    socket.async_read_some(asio::buffer(readBuffer.data(), allowed),
+                           [self = shared_from_this(), mine](const boost::system::error_code& error, std::size_t n) {
+                             if (mine != self->generation || self->stopped) return;
+                             if (error) {
+                               self->retryLater(self->backoff, error == asio::error::eof ? "the channel closed"
+                                                                                         : "read: " + error.message());
+                               return;
+                             }
+                             self->onBytes(n);
+                           });
+  }
+
+  void onBytes(std::size_t n) {
+    snap.bytesIn += n;
+    rateWindowBytes += n;
+    const auto mine = generation;
+    handle(session.feed(std::string_view(readBuffer.data(), n), Clock::now()));
+    if (mine != generation) return;  // over budget: the session closed
+    readMore();
+  }
+
+  // What the session asks for: frames written, events logged and acted on.
+  void handle(protocol::SessionOutput out) {
+    const auto mine = generation;
+    for (auto& frame : out.frames) queue(std::move(frame));
+    for (const auto& event : out.events) {
+      onEvent(event);
+      if (mine != generation) break;  // over budget: the session closed
+    }
+    refreshSnapshot();
+  }
+
+  void onEvent(const protocol::SessionEvent& event) {
+    using Kind = protocol::SessionEvent::Kind;
+    switch (event.kind) {
+      case Kind::PeerHello: {
+        snap.state = ChannelState::Ready;
+        backoff = limits.reconnectMin;
+        const auto& hello = std::get<protocol::Hello>(*event.message);
+        if (event.first)
+          sayAboutGuest(escapeForLog(hello.software, 128) + " says hello: protocol " +
+                        std::to_string(session.version()) + ", " + std::to_string(hello.agent->online.size()) +
+                        " online vCPUs, " + std::to_string(hello.agent->threadsPerCore) + " per core");
+        break;
+      }
+      case Kind::Status: {
+        const auto& status = std::get<protocol::Status>(*event.message);
+        const auto now = Clock::now();
+        if (!snap.lastStatus || std::abs(status.demand - snap.lastStatus->demand) >= 1.0) snap.lastDemandChangeAt = now;
+        snap.lastStatus = status;
+        snap.lastStatusAt = now;
+        if (statusHandler) statusHandler(status);
+        break;
+      }
+      case Kind::PeerError: {
+        const auto& error = std::get<protocol::ErrorMessage>(*event.message);
+        snap.lastAgentError = error.reason;
+        sayAboutGuest("agent reports an error" + (error.seq ? " about hint seq " + std::to_string(*error.seq) : "") +
+                      ": " + escapeForLog(error.reason));
+        break;
+      }
+      case Kind::ProtocolError:
+        if (event.first) sayAboutGuest("protocol error: " + escapeForLog(event.text));
+        break;
+      case Kind::OverErrorBudget:
+        ++snap.penalties;
+        say(event.text + ": disconnecting for " + std::to_string(limits.penalty.count() / 1000) + " s");
+        snap.state = ChannelState::Penalised;
+        retryLater(limits.penalty, "penalty");
+        break;
+      case Kind::AckOverdue:
+        say(event.text + ": not cooperative, counted at its demand");
+        break;
+      case Kind::AcknowledgesAgain:
+        say("the agent acknowledges again");
+        break;
+      case Kind::Cooperative:
+        refreshSnapshot();  // the handler may read the snapshot
+        if (cooperationHandler) cooperationHandler();
+        break;
+      case Kind::EncodeFailed:
+        say(event.text);
+        break;
+      case Kind::VersionMismatch:
+      case Kind::PeerReset:
+      case Kind::Ack:
+      case Kind::Hint:
+      case Kind::RepliesSuppressed:
+        break;  // counted by the session; the snapshot shows them
+    }
+  }
+
+  // The session's view of this connection, copied where status and metrics read it.
+  void refreshSnapshot() {
+    snap.version = session.ready() ? session.version() : 0;
+    snap.agentHello = session.peerHello();
+    snap.cooperative = session.cooperative();
+    snap.lastAck = session.lastAck();
+    const auto& stats = session.stats();
+    snap.framesIn = stats.framesIn;
+    snap.protocolErrors = stats.protocolErrors;
+    snap.hintsSent = stats.hintsSent;
+    snap.agentErrors = stats.peerErrors;
+  }
+
+  void queue(protocol::OutboundFrame frame) {
+    if (frame.isHint) {
+      // Only the newest hint matters: an unsent older one is replaced.
+      for (auto it = outbound.begin() + (writing ? 1 : 0); it != outbound.end(); ++it)
+        if (it->isHint) {
+          it->bytes = std::move(frame.bytes);
+          return;
+        }
+    }
+    if (outbound.size() >= kMaxQueuedFrames) return;  // a guest that does not read loses frames, not memory
+    outbound.push_back(std::move(frame));
+    writeNext();
+  }
+
+  void writeNext() {
+    if (writing || outbound.empty() || !socket.is_open()) return;
+    writing = true;
+    const auto mine = generation;
+    writeTimer.expires_after(limits.writeTimeout);
+    writeTimer.async_wait([self = shared_from_this(), mine](const boost::system::error_code& error) {
+      if (error || mine != self->generation) return;
+      self->retryLater(self->backoff, "a write did not complete in " +
+                                          std::to_string(self->limits.writeTimeout.count()) +
+                                          " ms (the guest is not reading)");
+    });
+    asio::async_write(socket, asio::buffer(outbound.front().bytes),
+                      [self = shared_from_this(), mine](const boost::system::error_code& error, std::size_t) {
+                        if (mine != self->generation) return;
+                        self->writeTimer.cancel();
+                        self->writing = false;
+                        if (error) {
+                          self->retryLater(self->backoff, "write: " + error.message());
+                          return;
+                        }
+                        self->outbound.pop_front();
+                        self->writeNext();
+                      });
+  }
+};
+
+ChannelSession::ChannelSession(boost::asio::io_context& io, std::string vmName, std::string socketPath,
+                               ChannelLimits limits, Logger log)
+    : impl_(std::make_shared<Impl>(io, std::move(vmName), std::move(socketPath), limits, std::move(log))) {}
+
+ChannelSession::~ChannelSession() { stop(); }
+
+void ChannelSession::start() {
+  if (!impl_->stopped) return;
+  impl_->stopped = false;
+  impl_->connect();
+}
+
+void ChannelSession::stop() {
+  impl_->stopped = true;
+  impl_->retryTimer.cancel();
+  impl_->close();
+  impl_->snap.state = ChannelState::Idle;
+}
+
+void ChannelSession::setHint(std::optional<protocol::Hint> hint) {
+  impl_->handle(impl_->session.setHint(std::move(hint), Clock::now()));
+}
+
+void ChannelSession::tick() {
+  if (!impl_->stopped) impl_->handle(impl_->session.tick(Clock::now()));
+}
+
+void ChannelSession::onStatus(StatusHandler handler) { impl_->statusHandler = std::move(handler); }
+void ChannelSession::onCooperation(CooperationHandler handler) { impl_->cooperationHandler = std::move(handler); }
+
+ChannelSnapshot ChannelSession::snapshot() const { return impl_->snap; }
+
+const std::string& ChannelSession::socketPath() const { return impl_->socketPath; }
+
+}  // namespace vcpufold::hostd

@@ -1,0 +1,408 @@
+// protocol::Session on its own, both roles, no sockets: the bytes one end
+// would write are fed to the other, or checked as the peer would read them.
+
+#include "vcpufold/protocol/session.h"
+
+#include <gtest/gtest.h>
+
+#include "vcpufold/protocol/codec.h"
+#include "vcpufold/protocol/limits.h"
+
+namespace vcpufold::protocol {
+namespace {
+
+using Kind = SessionEvent::Kind;
+using std::chrono::milliseconds;
+
+const SessionTime kStart = SessionTime{} + std::chrono::hours(1);
+const std::string kReset(1, kResyncByte);
+
+Hello hostHello(std::vector<std::uint32_t> versions = {1}) {
+  return Hello{Role::Host, std::move(versions), "vcpufold-hostd test", std::nullopt};
+}
+
+Hello agentHello(std::vector<std::uint32_t> versions = {1}) {
+  // 4 online vCPUs in 2 cores of 2 threads.
+  return Hello{Role::Agent, std::move(versions), "vcpufold-agent test",
+               AgentInfo{CpuSet{0, 1, 2, 3}, 2, 1, {Actuator::Cpuset, Actuator::None}, CpuSet{0, 1, 2, 3}}};
+}
+
+std::string line(const Message& message) { return encodeMessage(message, 1).value(); }
+
+// The messages in a session's frames, as the peer decodes them; a frame led
+// by 0xFF is marked.
+struct Written {
+  Message message;
+  bool ledByReset = false;
+  bool isHint = false;
+};
+std::vector<Written> written(const SessionOutput& out) {
+  std::vector<Written> messages;
+  for (const auto& frame : out.frames) {
+    std::string text = frame.bytes;
+    const bool reset = !text.empty() && text.front() == kResyncByte;
+    if (reset) text.erase(0, 1);
+    EXPECT_FALSE(text.empty());
+    EXPECT_EQ(text.back(), '\n');
+    text.pop_back();
+    const auto decoded = decodeMessage(text);
+    EXPECT_TRUE(decoded) << text;
+    if (decoded) messages.push_back({decoded.value().message, reset, frame.isHint});
+  }
+  return messages;
+}
+
+std::vector<Kind> kinds(const SessionOutput& out) {
+  std::vector<Kind> all;
+  for (const auto& event : out.events) all.push_back(event.kind);
+  return all;
+}
+
+const SessionEvent* find(const SessionOutput& out, Kind kind) {
+  for (const auto& event : out.events)
+    if (event.kind == kind) return &event;
+  return nullptr;
+}
+
+Hint hintOf(std::uint32_t vcpus, HintPolicy policy = HintPolicy::Auto) { return Hint{0, vcpus, 3000, policy, "test"}; }
+
+// A host session that has said hello and heard the agent's, with a hint of 2 set.
+struct ReadyHost {
+  Session host{hostHello()};
+  std::uint64_t firstSeq = 0;
+  ReadyHost() {
+    host.setHint(hintOf(2), kStart);
+    host.open(kStart);
+    // After opening, what arrives up to the first newline or 0xFF is discarded:
+    // an agent leads its hello with 0xFF.
+    const auto out = host.feed(kReset + line(agentHello()), kStart);
+    const auto sent = written(out);
+    EXPECT_EQ(sent.size(), 1u);
+    if (!sent.empty()) firstSeq = std::get<Hint>(sent[0].message).seq;
+  }
+};
+
+}  // namespace
+
+TEST(HostSession, OpenSaysHelloLedByAReset) {
+  Session host(hostHello());
+  const auto out = host.open(kStart);
+  const auto sent = written(out);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_TRUE(sent[0].ledByReset);
+  EXPECT_EQ(std::get<Hello>(sent[0].message).role, Role::Host);
+  EXPECT_FALSE(host.ready());
+  EXPECT_TRUE(host.setHint(hintOf(2), kStart).frames.empty()) << "no hint before the agent's hello";
+}
+
+TEST(HostSession, TheAgentsHelloAgreesAVersionAndIsAnsweredWithTheHintLedByAReset) {
+  ReadyHost ready;
+  EXPECT_TRUE(ready.host.ready());
+  EXPECT_EQ(ready.host.version(), 1u);
+  ASSERT_TRUE(ready.host.peerHello());
+  EXPECT_EQ(ready.host.peerHello()->agent->online, (CpuSet{0, 1, 2, 3}));
+  EXPECT_EQ(ready.firstSeq, 1u);
+  EXPECT_FALSE(ready.host.cooperative()) << "a hello proves nothing";
+
+  // The agent says hello again (it reopened its port): renegotiated, answered again.
+  const auto again = ready.host.feed(kReset + line(agentHello()), kStart + milliseconds(10));
+  ASSERT_NE(find(again, Kind::PeerReset), nullptr) << "mid-stream, the 0xFF before a hello is a reset";
+  const auto* said = find(again, Kind::PeerHello);
+  ASSERT_NE(said, nullptr);
+  EXPECT_FALSE(said->first);
+  const auto sent = written(again);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_TRUE(sent[0].ledByReset);
+  EXPECT_TRUE(sent[0].isHint);
+  EXPECT_EQ(std::get<Hint>(sent[0].message).seq, 2u);
+}
+
+TEST(HostSession, TheFirstBytesAfterOpeningAreAnEarlierSessionsTail) {
+  Session host(hostHello());
+  host.open(kStart);
+  // No reset before the hello: it is taken for the tail of a line from before.
+  auto out = host.feed(line(agentHello()), kStart);
+  EXPECT_FALSE(host.ready());
+  EXPECT_TRUE(out.events.empty());
+  out = host.feed(line(agentHello()), kStart);
+  EXPECT_TRUE(host.ready()) << "the next line is read";
+}
+
+TEST(HostSession, AValidAckMakesTheAgentCooperative) {
+  ReadyHost ready;
+  const auto out = ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
+  EXPECT_EQ(kinds(out), (std::vector<Kind>{Kind::Ack, Kind::Cooperative}));
+  EXPECT_TRUE(ready.host.cooperative());
+  ASSERT_TRUE(ready.host.lastAck());
+  EXPECT_EQ(ready.host.lastAck()->applied, (CpuSet{0, 1}));
+}
+
+TEST(HostSession, AcksThatDoNotMatchAHintOfThisConnectionAreRefused) {
+  ReadyHost ready;
+  const std::uint64_t seq = ready.firstSeq;
+  const std::pair<Ack, const char*> wrong[] = {
+      {Ack{seq + 5, CpuSet{0, 1}, Actuator::Cpuset}, "not sent on this connection"},
+      {Ack{seq, CpuSet{0, 7}, Actuator::Cpuset}, "applied CPUs 7 are not online"},
+      {Ack{seq, CpuSet{0, 1, 2, 3}, Actuator::Cpuset}, "4 CPUs applied for a hint of 2"},
+  };
+  for (const auto& [ack, why] : wrong) {
+    const auto out = ready.host.feed(line(ack), kStart);
+    const auto* refused = find(out, Kind::ProtocolError);
+    ASSERT_NE(refused, nullptr) << why;
+    EXPECT_NE(refused->text.find(why), std::string::npos) << refused->text;
+    EXPECT_FALSE(ready.host.cooperative()) << why;
+  }
+  // An agent that only observes may report every online CPU for any hint.
+  const auto observing = ready.host.feed(line(Ack{seq, CpuSet{0, 1, 2, 3}, Actuator::None}), kStart);
+  EXPECT_EQ(find(observing, Kind::ProtocolError), nullptr);
+  EXPECT_TRUE(ready.host.cooperative());
+  EXPECT_EQ(ready.host.stats().protocolErrors, 3u);
+}
+
+TEST(HostSession, AnOverdueAckEndsCooperationUntilTheAgentAcknowledgesAgain) {
+  ReadyHost ready;
+  ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
+  // The hint is renewed every tick; the agent stops answering.
+  auto out = ready.host.tick(kStart + milliseconds(1000));
+  ASSERT_EQ(written(out).size(), 1u) << "the lease renewed";
+  const std::uint64_t unanswered = std::get<Hint>(written(out)[0].message).seq;
+  out = ready.host.tick(kStart + milliseconds(4000));
+  EXPECT_EQ(find(out, Kind::AckOverdue), nullptr) << "3 s since the unanswered hint, not more";
+  out = ready.host.tick(kStart + milliseconds(4001));
+  const auto* overdue = find(out, Kind::AckOverdue);
+  ASSERT_NE(overdue, nullptr);
+  EXPECT_EQ(overdue->text, "hint seq " + std::to_string(unanswered) + " not acknowledged in 3000 ms");
+  EXPECT_FALSE(ready.host.cooperative());
+  EXPECT_EQ(find(ready.host.tick(kStart + milliseconds(5000)), Kind::AckOverdue), nullptr) << "said once";
+  out = ready.host.feed(line(Ack{unanswered, CpuSet{0, 1}, Actuator::Cpuset}), kStart + milliseconds(5100));
+  EXPECT_EQ(kinds(out), (std::vector<Kind>{Kind::AcknowledgesAgain, Kind::Ack, Kind::Cooperative}));
+  EXPECT_TRUE(ready.host.cooperative());
+}
+
+TEST(HostSession, HelloIsRepeatedUntilTheAgentAnswers) {
+  Session host(hostHello());
+  host.open(kStart);
+  EXPECT_TRUE(host.tick(kStart + milliseconds(1999)).frames.empty());
+  const auto again = written(host.tick(kStart + milliseconds(2000)));
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<Hello>(again[0].message));
+  EXPECT_TRUE(again[0].ledByReset);
+  host.close();
+  EXPECT_TRUE(host.tick(kStart + milliseconds(9000)).frames.empty()) << "nothing while closed";
+}
+
+TEST(HostSession, ANewHintIsSentAtOnceTheSameOneWaitsForTheTick) {
+  ReadyHost ready;
+  EXPECT_TRUE(ready.host.setHint(hintOf(2), kStart).frames.empty());
+  Hint sameVcpusOtherReason = hintOf(2);
+  sameVcpusOtherReason.reason = "another reason";
+  EXPECT_TRUE(ready.host.setHint(sameVcpusOtherReason, kStart).frames.empty());
+  EXPECT_EQ(written(ready.host.setHint(hintOf(4), kStart)).size(), 1u);
+  EXPECT_EQ(written(ready.host.setHint(hintOf(4, HintPolicy::Fixed), kStart)).size(), 1u);
+  EXPECT_TRUE(ready.host.setHint(std::nullopt, kStart).frames.empty());
+  EXPECT_TRUE(ready.host.tick(kStart + milliseconds(9000)).frames.empty()) << "no hint: nothing to renew";
+  EXPECT_EQ(find(ready.host.tick(kStart + milliseconds(9001)), Kind::AckOverdue), nullptr)
+      << "a withdrawn hint is owed no ack";
+}
+
+TEST(HostSession, AfterReopeningNothingOfTheOldConnectionCountsAndSeqKeepsGrowing) {
+  ReadyHost ready;
+  ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
+  ready.host.close();
+  EXPECT_FALSE(ready.host.cooperative());
+  EXPECT_FALSE(ready.host.ready());
+  ready.host.open(kStart + milliseconds(100));
+  const auto answer = written(ready.host.feed(kReset + line(agentHello()), kStart + milliseconds(100)));
+  ASSERT_EQ(answer.size(), 1u);
+  EXPECT_GT(std::get<Hint>(answer[0].message).seq, ready.firstSeq) << "a seq is never reused";
+  const auto stale = ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
+  ASSERT_NE(find(stale, Kind::ProtocolError), nullptr);
+  EXPECT_NE(find(stale, Kind::ProtocolError)->text.find("not sent on this connection"), std::string::npos);
+  EXPECT_FALSE(ready.host.cooperative());
+}
+
+TEST(HostSession, NoCommonVersionIsToldOnceAndCounted) {
+  Session host(hostHello());
+  host.open(kStart);
+  std::string hello = line(agentHello());
+  hello.replace(hello.find("[1]"), 3, "[7]");
+  const auto out = host.feed(kReset + hello, kStart);
+  EXPECT_NE(find(out, Kind::VersionMismatch), nullptr);
+  ASSERT_NE(find(out, Kind::ProtocolError), nullptr);
+  const auto sent = written(out);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(std::get<ErrorMessage>(sent[0].message).reason, "no common protocol version");
+  EXPECT_FALSE(host.ready());
+}
+
+TEST(HostSession, MessagesForTheOtherRoleAndStatusAndErrorsAreDispatched) {
+  ReadyHost ready;
+  auto out = ready.host.feed(line(Status{2.5, 300, 1000, CpuSet{0, 1}, Control::Host}), kStart);
+  ASSERT_NE(find(out, Kind::Status), nullptr);
+  EXPECT_EQ(std::get<Status>(*find(out, Kind::Status)->message).demand, 2.5);
+  out = ready.host.feed(line(ErrorMessage{3, "apply failed"}), kStart);
+  ASSERT_NE(find(out, Kind::PeerError), nullptr);
+  EXPECT_EQ(ready.host.stats().peerErrors, 1u);
+  Hint misdirected = hintOf(1);
+  misdirected.seq = 1;
+  out = ready.host.feed(line(misdirected), kStart);
+  ASSERT_NE(find(out, Kind::ProtocolError), nullptr);
+  EXPECT_EQ(find(out, Kind::ProtocolError)->text, "a hint is not sent to a host");
+  out = ready.host.feed(line(hostHello()), kStart);
+  ASSERT_NE(find(out, Kind::ProtocolError), nullptr);
+  EXPECT_EQ(find(out, Kind::ProtocolError)->text, "hello.role: expected agent");
+  EXPECT_TRUE(written(out).empty()) << "the host never answers a refusal";
+}
+
+TEST(HostSession, ResetAndOversizedFrames) {
+  ReadyHost ready;
+  // A partial line, then 0xFF: the partial line is gone, the next frame reads.
+  auto out = ready.host.feed("{\"v\":1,\"type\":\"sta" + kReset + line(ErrorMessage{std::nullopt, "x"}), kStart);
+  ASSERT_EQ(kinds(out), (std::vector<Kind>{Kind::PeerError, Kind::PeerReset}));
+  EXPECT_EQ(out.events[1].count, 1u);
+  out = ready.host.feed(std::string(kMaxFrameBytes + 10, 'a') + "\n", kStart);
+  ASSERT_EQ(kinds(out), (std::vector<Kind>{Kind::ProtocolError}));
+  EXPECT_EQ(out.events[0].text, "a frame longer than 4096 bytes, dropped");
+}
+
+TEST(HostSession, OverTheErrorBudgetTheRestOfTheBytesAreNotRead) {
+  SessionLimits limits;
+  limits.errorBudget = 5;
+  Session host(hostHello(), limits);
+  host.open(kStart);
+  host.feed(kReset + line(agentHello()), kStart);
+  std::string garbage;
+  for (int i = 0; i < 6; ++i) garbage += "not json\n";
+  garbage += line(Status{1, 0, 1000, CpuSet{0}, Control::Host});
+  const auto out = host.feed(garbage, kStart);
+  int refused = 0, firstInWindow = 0;
+  for (const auto& event : out.events) {
+    refused += event.kind == Kind::ProtocolError;
+    firstInWindow += event.kind == Kind::ProtocolError && event.first;
+  }
+  EXPECT_EQ(refused, 6);
+  EXPECT_EQ(firstInWindow, 1) << "one log line per window";
+  ASSERT_FALSE(out.events.empty());
+  EXPECT_EQ(out.events.back().kind, Kind::OverErrorBudget);
+  EXPECT_EQ(out.events.back().text, "over the error budget (5 in 10 s)");
+  EXPECT_EQ(find(out, Kind::Status), nullptr) << "nothing after the budget ran out";
+  // A new window starts the count again.
+  host.open(kStart + milliseconds(10'000));
+  host.feed(kReset + line(agentHello()), kStart + milliseconds(10'000));
+  const auto later = host.feed("not json\n", kStart + milliseconds(10'001));
+  ASSERT_EQ(kinds(later), (std::vector<Kind>{Kind::ProtocolError}));
+  EXPECT_TRUE(later.events[0].first);
+}
+
+TEST(AgentSession, OpenSaysHelloWithTheGuestsCpusAndEveryHostHelloIsAnswered) {
+  Session agent(agentHello());
+  auto sent = written(agent.open(kStart));
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_TRUE(sent[0].ledByReset);
+  EXPECT_EQ(std::get<Hello>(sent[0].message).agent->online, (CpuSet{0, 1, 2, 3}));
+  for (int round = 0; round < 2; ++round) {
+    const auto out = agent.feed(kReset + line(hostHello()), kStart);
+    ASSERT_NE(find(out, Kind::PeerHello), nullptr);
+    EXPECT_EQ(find(out, Kind::PeerHello)->first, round == 0);
+    sent = written(out);
+    ASSERT_EQ(sent.size(), 1u) << "round " << round;
+    EXPECT_TRUE(sent[0].ledByReset);
+  }
+  // What the agent says changes with what it applies.
+  Hello changed = agentHello();
+  changed.agent->preferred = CpuSet{0, 1};
+  agent.setOwnHello(changed);
+  sent = written(agent.sayHello(kStart));
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(std::get<Hello>(sent[0].message).agent->preferred, (CpuSet{0, 1}));
+}
+
+TEST(AgentSession, HintsAreHandedOverOtherMessagesAreRefusedWithAnError) {
+  Session agent(agentHello());
+  agent.open(kStart);
+  agent.feed(kReset + line(hostHello()), kStart);
+  Hint hint = hintOf(2);
+  hint.seq = 9;
+  auto out = agent.feed(line(hint), kStart);
+  ASSERT_EQ(kinds(out), (std::vector<Kind>{Kind::Hint}));
+  EXPECT_EQ(std::get<Hint>(*out.events[0].message).seq, 9u);
+  EXPECT_TRUE(out.frames.empty()) << "the owner acknowledges once applied";
+  EXPECT_EQ(written(agent.send(Ack{9, CpuSet{0, 1}, Actuator::Cpuset})).size(), 1u);
+
+  out = agent.feed(line(Ack{1, CpuSet{0}, Actuator::Cpuset}), kStart);
+  auto sent = written(out);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(std::get<ErrorMessage>(sent[0].message).reason, "type: ack is not sent to an agent");
+  out = agent.feed(line(agentHello()), kStart);
+  sent = written(out);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(std::get<ErrorMessage>(sent[0].message).reason, "hello.role: the agent talks to a host");
+  // A refused hint is answered with its seq, so the host knows which.
+  out = agent.feed("{\"v\":1,\"type\":\"hint\",\"seq\":12,\"vcpus\":0,\"ttl_ms\":3000,\"policy\":\"auto\"}\n", kStart);
+  sent = written(out);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(std::get<ErrorMessage>(sent[0].message).seq, 12u);
+  // Never an error for an error.
+  out = agent.feed("{\"v\":1,\"type\":\"error\",\"reason\":7}\n", kStart);
+  EXPECT_TRUE(out.frames.empty());
+  EXPECT_NE(find(out, Kind::ProtocolError), nullptr);
+}
+
+TEST(AgentSession, ErrorRepliesAreRateLimitedAndTheSuppressedCounted) {
+  SessionLimits limits;
+  limits.errorRepliesPerSecond = 3;
+  Session agent(agentHello(), limits);
+  agent.open(kStart);
+  agent.feed(kReset + line(hostHello()), kStart);
+  std::string garbage;
+  for (int i = 0; i < 5; ++i) garbage += "garbage\n";
+  auto out = agent.feed(garbage, kStart);
+  EXPECT_EQ(out.frames.size(), 3u);
+  EXPECT_EQ(agent.stats().protocolErrors, 5u) << "every refusal is counted";
+  out = agent.feed("garbage\n", kStart + milliseconds(1000));
+  const auto* suppressed = find(out, Kind::RepliesSuppressed);
+  ASSERT_NE(suppressed, nullptr);
+  EXPECT_EQ(suppressed->count, 2u);
+  EXPECT_EQ(out.frames.size(), 1u) << "a new second, a new allowance";
+}
+
+TEST(AgentSession, NoCommonVersionIsAnsweredWithAnError) {
+  Session agent(agentHello());
+  agent.open(kStart);
+  std::string hello = line(hostHello());
+  hello.replace(hello.find("[1]"), 3, "[5,6]");
+  const auto out = agent.feed(kReset + hello, kStart);
+  EXPECT_NE(find(out, Kind::VersionMismatch), nullptr);
+  const auto sent = written(out);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(std::get<ErrorMessage>(sent[0].message).reason, "no common protocol version");
+  EXPECT_FALSE(agent.ready());
+}
+
+TEST(Sessions, AHostAndAnAgentTalkThroughEachOthersBytes) {
+  Session host(hostHello());
+  Session agent(agentHello());
+  host.setHint(hintOf(2), kStart);
+  // Both open; each one's first bytes reach the other.
+  const auto fromHost = host.open(kStart);
+  const auto fromAgent = agent.open(kStart);
+  const auto toBytes = [](const SessionOutput& out) {
+    std::string bytes;
+    for (const auto& frame : out.frames) bytes += frame.bytes;
+    return bytes;
+  };
+  const auto agentHeard = agent.feed(toBytes(fromHost), kStart);
+  EXPECT_TRUE(agent.ready());
+  const auto hostHeard = host.feed(toBytes(fromAgent) + toBytes(agentHeard), kStart);
+  EXPECT_TRUE(host.ready());
+  // The host's answer is the hint; the agent acknowledges it.
+  const auto hintHeard = agent.feed(toBytes(hostHeard), kStart);
+  const auto* hint = find(hintHeard, Kind::Hint);
+  ASSERT_NE(hint, nullptr);
+  const auto seq = std::get<Hint>(*hint->message).seq;
+  const auto acked = host.feed(toBytes(agent.send(Ack{seq, CpuSet{0, 1}, Actuator::Cpuset})), kStart);
+  EXPECT_NE(find(acked, Kind::Cooperative), nullptr);
+  EXPECT_TRUE(host.cooperative());
+}
+
+}  // namespace vcpufold::protocol
