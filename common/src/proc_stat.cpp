@@ -1,35 +1,17 @@
 #include "vcpufold/common/proc_stat.h"
 
 #include <algorithm>
-#include <charconv>
 #include <string>
 #include <vector>
 
 #include "vcpufold/common/system_paths.h"
+#include "vcpufold/common/text_fields.h"
 
 namespace vcpufold {
 namespace {
 
 // Above any kernel's NR_CPUS: a larger number is garbage, not a CPU.
 constexpr std::uint64_t kCpuNumberLimit = 65536;
-
-// istream would read "-964" into an unsigned as a huge number (found by fuzzing).
-bool parseUnsigned(std::string_view word, std::uint64_t& value) {
-  const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), value);
-  return !word.empty() && error == std::errc() && end == word.data() + word.size();
-}
-
-std::vector<std::string_view> wordsOf(std::string_view line) {
-  std::vector<std::string_view> words;
-  for (std::size_t pos = 0; pos < line.size();) {
-    const auto start = line.find_first_not_of(' ', pos);
-    if (start == std::string_view::npos) break;
-    const auto stop = std::min(line.find(' ', start), line.size());
-    words.push_back(line.substr(start, stop - start));
-    pos = stop;
-  }
-  return words;
-}
 
 Error problem(const std::string& what) { return Error{std::string(paths::kProcStat) + ": " + what}; }
 
@@ -39,7 +21,7 @@ Expected<CpuTicks> parseTicks(const std::vector<std::string_view>& words, const 
   std::uint64_t values[8] = {};
   CpuTicks ticks;
   for (std::size_t i = 0; i < 8; ++i) {
-    if (!parseUnsigned(words[i + 1], values[i])) return problem("malformed value in " + name);
+    if (!parseDecimal(words[i + 1], values[i])) return problem("malformed value in " + name);
     if (ticks.total > UINT64_MAX - values[i]) return problem(name + " overflows");
     ticks.total += values[i];
   }
@@ -58,7 +40,7 @@ Expected<ProcStat> parseProcStat(std::string_view text) {
     const auto newline = text.find('\n');
     const std::string_view line = text.substr(0, newline);
     text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
-    const auto words = wordsOf(line);
+    const auto words = splitFields(line);
     if (words.empty()) continue;
     const std::string_view key = words[0];
     if (key == "cpu") {
@@ -68,14 +50,14 @@ Expected<ProcStat> parseProcStat(std::string_view text) {
       sawCpu = true;
     } else if (key.size() > 3 && key.substr(0, 3) == "cpu") {
       std::uint64_t cpu = 0;
-      if (!parseUnsigned(key.substr(3), cpu) || cpu >= kCpuNumberLimit)
+      if (!parseDecimal(key.substr(3), cpu) || cpu >= kCpuNumberLimit)
         return problem("malformed line \"" + std::string(key) + "\"");
       auto ticks = parseTicks(words, std::string(key));
       if (!ticks) return ticks.error();
       stat.perCpu[static_cast<unsigned>(cpu)] = *ticks;
     } else if (key == "procs_running") {
       std::uint64_t running = 0;
-      if (words.size() < 2 || !parseUnsigned(words[1], running)) return problem("malformed procs_running");
+      if (words.size() < 2 || !parseDecimal(words[1], running)) return problem("malformed procs_running");
       stat.procsRunning = static_cast<std::uint32_t>(std::min<std::uint64_t>(running, UINT32_MAX));
       sawProcsRunning = true;
     }

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "vcpufold/common/process_stat.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/protocol/cpulist.h"
 
@@ -14,7 +15,6 @@ namespace vcpufold::agent {
 namespace {
 
 constexpr const char* kStateFile = paths::kCpusetStateFile;
-constexpr unsigned long kPfKthread = 0x00200000;
 
 std::vector<std::string> words(std::string_view text) {
   std::istringstream in{std::string(text)};
@@ -61,17 +61,8 @@ std::optional<std::string> findCgroup2Mount(std::string_view mountinfo) {
 }
 
 bool isKernelThread(std::string_view procPidStat) {
-  // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
-  const auto close = procPidStat.rfind(')');
-  if (close == std::string_view::npos) return false;
-  const auto fields = words(procPidStat.substr(close + 1));
-  // fields[0] is the state (field 3); flags is field 9.
-  if (fields.size() < 7) return false;
-  try {
-    return (std::stoul(fields[6]) & kPfKthread) != 0;
-  } catch (const std::exception&) {
-    return false;
-  }
+  const auto stat = parseProcessStat(procPidStat);
+  return stat && stat->isKernelThread();
 }
 
 Expected<std::string> CgroupCpusetActuator::findUsableRoot(const RootedFs& fs) {

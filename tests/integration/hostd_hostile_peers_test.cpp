@@ -339,6 +339,33 @@ TEST_F(HostilePeers, QmpDirectoryEntriesMustBeRealSocketsOfTrustedOwners) {
   EXPECT_TRUE(said);
 }
 
+TEST_F(HostilePeers, TheQmpInventoryLeavesTheMonitorToOtherClientsBetweenQueries) {
+  const std::string dir = path("qmpdir");
+  std::filesystem::create_directories(dir);
+  DirectoryVm vm(dir, "vm1");
+  QmpInventory inventory(vcpufold::RootedFs("/"), dir, {});
+  ASSERT_EQ(namesOf(inventory), (std::vector<std::string>{"vm1"}));
+  bool introduced = false;
+  for (const auto& note : inventory.takeNotes()) introduced = introduced || note.find("1 vCPUs") != std::string::npos;
+  EXPECT_TRUE(introduced);
+  // The monitor serves one client at a time, as QEMU's does: another client
+  // (Proxmox's qm, say) is served at once, so hostd is not connected.
+  auto other = QmpClient::connect(dir + "/vm1.qmp", 1000);
+  ASSERT_TRUE(other) << other.error().message;
+  EXPECT_TRUE((*other)->execute(R"({"execute":"query-cpus-fast"})", 1000)) << "the monitor answers another client";
+  // While that client holds the monitor, hostd's refreshes and samples go on
+  // from /proc: a connection attempt would wait out its 1 s deadline.
+  const auto start = Clock::now();
+  for (int cycle = 0; cycle < 3; ++cycle) {
+    EXPECT_EQ(namesOf(inventory), (std::vector<std::string>{"vm1"}));
+    const auto samples = inventory.sample();
+    ASSERT_TRUE(samples);
+    EXPECT_EQ(samples->count("vm1"), 1u);
+  }
+  EXPECT_LT(msSince(start), 500.0) << "no monitor call between queries";
+  EXPECT_TRUE(inventory.takeNotes().empty());
+}
+
 TEST_F(HostilePeers, AnUnknownQmpSocketOwnerIsAConfigurationError) {
   const auto config = parseHostdConfig(
       "[inventory]\nbackend = \"qmp\"\nqmp_directory = \"/run/qemu-server\"\n"

@@ -15,9 +15,9 @@
 
 #include "vcpufold/common/log_text.h"
 #include "vcpufold/common/number_text.h"
-#include "vcpufold/hostd/capacity.h"
 #include "vcpufold/hostd/channel_session.h"
 #include "vcpufold/hostd/cpu_pool.h"
+#include "vcpufold/hostd/decision_memory.h"
 #include "vcpufold/hostd/inventory_worker.h"
 #include "vcpufold/hostd/metrics.h"
 #include "vcpufold/hostd/status_table.h"
@@ -68,25 +68,14 @@ struct HostdDaemon::Impl {
   asio::signal_set reloadSignal;
   std::unique_ptr<InventoryWorker> worker;
   std::map<std::string, std::unique_ptr<ChannelSession>> sessions;
-  std::map<std::string, HintState> hintState;
 
-  // The newest inventory snapshot and what the decisions remember of earlier ones.
+  // The newest inventory snapshot; what the decisions remember of earlier ones.
   std::optional<HostSnapshot> snapshot;
-  std::optional<Clock::time_point> lastDecidedSnapshotAt;
   Clock::time_point startedAt = Clock::now();
   std::vector<VmRecord> records;
-  std::map<std::string, VmSample> previousSamples;
-  std::optional<std::map<unsigned, CpuTicks>> previousTicks;
-  std::optional<double> previousNonVmCpus;
-  // The inputs of the last decision taken on complete inputs: decisions
-  // between ticks reuse its samples, pool and capacity with newer channel
-  // states. None while inputs are missing (then nothing is decided anew).
-  std::optional<TickInputs> decidedInputs;
-  // When the newest decided snapshot was taken: the next samples' window starts there.
-  std::optional<Clock::time_point> windowStartedAt;
+  DecisionMemory memory;
   std::optional<Clock::time_point> eventDecisionAt;
   std::string eventDecisionWhy;
-  std::optional<Clock::time_point> inputsMissingSince;
   bool withdrawnLogged = false;
   std::string missingKind;  // what is missing, digits removed: a change is worth a line
   bool snapshotLate = false;
@@ -95,7 +84,6 @@ struct HostdDaemon::Impl {
   std::map<std::string, std::string> loggedPolicyErrors;
   std::set<std::string> refusedSockets;
   std::string lastInventoryError;
-  TickReport latest;
   TickDurationHistogram tickDuration;
   DaemonCounters counters;
   std::uint64_t decisions = 0;
@@ -111,6 +99,15 @@ struct HostdDaemon::Impl {
     return AllocationConfig{milliseconds(config().unfoldDelayMs), config().unfoldMarginCpus};
   }
   milliseconds lease() const { return interval() * config().ttlTicks; }
+  DecisionSettings settings() const {
+    return DecisionSettings{allocationConfig(), lease(), milliseconds(config().missingInputHoldMs),
+                            config().reserveCpus};
+  }
+  std::map<std::string, ChannelSnapshot> channelStates() const {
+    std::map<std::string, ChannelSnapshot> channels;
+    for (const auto& [name, session] : sessions) channels[name] = session->snapshot();
+    return channels;
+  }
   // A snapshot older than this is not evidence of now.
   milliseconds staleAfter() const { return interval() * 3; }
 
@@ -177,74 +174,29 @@ struct HostdDaemon::Impl {
     }
     if (snapshotLate) log().info("inventory snapshots arrive again");
     snapshotLate = false;
-    // Rates over a window much shorter than the tick are noise (a thread that
-    // ran for the last 0.5 ms reads as a whole busy CPU): such a snapshot is
-    // kept for the inventory and decided on with the next one.
-    const bool tooSoon = lastDecidedSnapshotAt && fresh.takenAt - *lastDecidedSnapshotAt < interval() / 2;
+    const bool worthDeciding = memory.worthDeciding(fresh.takenAt, interval());
     snapshot = std::move(fresh);
     reconcileSessions();
-    if (tooSoon) return;
-    lastDecidedSnapshotAt = snapshot->takenAt;
-    decide(Clock::now());
+    if (worthDeciding) decide(Clock::now());
   }
 
   // One decision from the newest snapshot (stale or not) and the channels.
   void decide(Clock::time_point now) {
     const double cpuStart = threadCpuSeconds();
     ++decisions;
-    TickInputs inputs;
-    inputs.now = now;
-    inputs.vms = records;
-    inputs.reserveCpus = config().reserveCpus;
-    if (snapshot) inputs.cgroupV2 = snapshot->cgroupV2;
-    inputs.statusMaxAge = lease();
-    inputs.missingInputHold = milliseconds(config().missingInputHoldMs);
-    inputs.hintTtlMs = static_cast<std::uint32_t>(lease().count());
-    inputs.inputsMissingSince = inputsMissingSince;
-    inputs.previousSamples = previousSamples;
-    inputs.previousNonVmCpus = previousNonVmCpus;
-    for (const auto& [name, session] : sessions) inputs.channels[name] = session->snapshot();
-    // The samples cover the time since the last decided snapshot.
-    inputs.windowStartedAt = windowStartedAt;
-
-    const bool stale = !snapshot || now - snapshot->takenAt > staleAfter();
-    if (stale) {
+    std::optional<std::string> staleWhy;
+    if (!snapshot || now - snapshot->takenAt > staleAfter()) {
       const auto activity = worker->activity();
-      inputs.missingInputs.push_back(
-          "no inventory snapshot for " +
-          std::to_string(static_cast<long long>(msBetween(snapshot ? snapshot->takenAt : startedAt, now))) +
-          " ms (the inventory thread is in " + activity.step + " for " +
-          std::to_string(static_cast<long long>(msBetween(activity.since, now))) + " ms)");
-    } else {
-      inputs.missingInputs = snapshot->missing;
-      inputs.samples = snapshot->samples;
-      if (snapshot->pool) {
-        inputs.poolCpus = static_cast<double>(snapshot->pool->cpus.size());
-        inputs.poolSource = snapshot->pool->source;
-        if (previousTicks && snapshot->cpuTicks)
-          inputs.hostBusyCpus = busyCpus(*previousTicks, *snapshot->cpuTicks, snapshot->pool->cpus);
-      }
+      staleWhy = "no inventory snapshot for " +
+                 std::to_string(static_cast<long long>(msBetween(snapshot ? snapshot->takenAt : startedAt, now))) +
+                 " ms (the inventory thread is in " + activity.step + " for " +
+                 std::to_string(static_cast<long long>(msBetween(activity.since, now))) + " ms)";
     }
-    latest = decideTick(allocationConfig(), inputs, hintState, decisions);
-    hintState = latest.hintState;
-    noteInputs(now);
-    if (!stale) {
-      // Counters of this snapshot become the baseline of the next decision;
-      // a VM missing from it keeps its older baseline (a longer window).
-      for (const auto& [name, sample] : inputs.samples) previousSamples[name] = sample;
-      windowStartedAt = snapshot->takenAt;
-      std::erase_if(previousSamples, [this](const auto& entry) {
-        return std::none_of(records.begin(), records.end(),
-                            [&entry](const VmRecord& vm) { return vm.name == entry.first; });
-      });
-      if (snapshot->cpuTicks) previousTicks = snapshot->cpuTicks;
-      if (!latest.inputsMissing && inputs.hostBusyCpus) previousNonVmCpus = latest.measuredNonVmCpus;
-    }
+    const auto missingSince = memory.inputsMissingSince();
+    memory.decideOnSnapshot(settings(), records, snapshot ? &*snapshot : nullptr, staleWhy, channelStates(), now,
+                            decisions);
+    noteInputs(now, missingSince);
     applyHints();
-    if (!stale && !latest.inputsMissing)
-      decidedInputs = std::move(inputs);
-    else
-      decidedInputs.reset();
     armUnfoldDue();
     tickDuration.observe(threadCpuSeconds() - cpuStart);
     log().debug("decision {} at {:.3f} ms: snapshot {} ({:.3f} ms old), decide and queue {:.3f} ms", decisions,
@@ -256,25 +208,17 @@ struct HostdDaemon::Impl {
   // An agent's status: a demand that moved by a task or more from what the
   // last decision used calls for a decision now, not at the next tick.
   void onStatus(const std::string& vm, const protocol::Status& status) {
-    if (!decidedInputs) return;  // no complete decision to revise (inputs missing, or none yet)
-    const auto row = std::find_if(latest.vms.begin(), latest.vms.end(),
-                                  [&vm](const VmReport& report) { return report.record.name == vm; });
-    if (row == latest.vms.end()) return;
     const auto session = sessions.find(vm);
-    if (session == sessions.end() || !session->second->snapshot().cooperative) return;  // its word does not count
-    // Compared with the report the last decision had (else with the demand it used).
-    const double before = row->statusFresh ? row->channel.lastStatus->demand : row->allocation.demand;
-    if (std::abs(status.demand - before) < 1.0) return;
-    requestDecision(Clock::now() + kEventDebounce, escapeForLog(vm, 128) + " reports demand " +
-                                                       fixedDecimals(status.demand, 2) + " (was " +
-                                                       fixedDecimals(before, 2) + ")");
+    const bool cooperative = session != sessions.end() && session->second->snapshot().cooperative;
+    if (auto why = memory.demandMoved(vm, status.demand, cooperative))
+      requestDecision(Clock::now() + kEventDebounce, *why);
   }
 
   // An agent that starts acknowledging has so far been hinted all its vCPUs
   // (its word did not count): its share applies from now, not from the next
   // tick. After a restart of hostd every VM goes through this.
   void onCooperation(const std::string& vm) {
-    if (!decidedInputs) return;
+    if (!memory.canRevise()) return;
     requestDecision(Clock::now() + kEventDebounce, escapeForLog(vm, 128) + " acknowledges hints");
   }
 
@@ -292,23 +236,20 @@ struct HostdDaemon::Impl {
   }
 
   void armUnfoldDue() {
-    if (const auto due = nextUnfoldDue(allocationConfig(), hintState)) requestDecision(*due, "an unfold falls due");
+    if (const auto due = memory.nextUnfoldDue(allocationConfig())) requestDecision(*due, "an unfold falls due");
   }
 
   // A decision between ticks: the last complete decision's samples, pool and
   // capacity, with the channels as they are now.
   void decideOnEvent(Clock::time_point now, const std::string& why) {
-    if (!decidedInputs) return;  // a tick since found inputs missing: its hold stands
+    if (!memory.canRevise()) return;  // a tick since found inputs missing: its hold stands
     // Samples older than a tick decision would accept are not evidence either:
     // the next tick holds, and nothing is decided on them meanwhile.
     if (!snapshot || now - snapshot->takenAt > staleAfter()) return;
     const double cpuStart = threadCpuSeconds();
     ++decisions;
     ++counters.eventDecisionsTotal;
-    decidedInputs->now = now;
-    for (const auto& [name, session] : sessions) decidedInputs->channels[name] = session->snapshot();
-    latest = decideTick(allocationConfig(), *decidedInputs, hintState, decisions);
-    hintState = latest.hintState;
+    memory.decideOnEvent(settings(), channelStates(), now, decisions);
     applyHints();
     armUnfoldDue();
     log().debug("decision {} at {:.3f} ms: {}; snapshot {} ({:.3f} ms old), decide and queue {:.3f} ms ({:.3f} ms CPU)",
@@ -319,7 +260,9 @@ struct HostdDaemon::Impl {
 
   // Logs a missing-input episode once when it starts, once when hints are
   // withdrawn and once when it ends; counts every decision it touches.
-  void noteInputs(Clock::time_point now) {
+  // missingSince: the episode's start before this decision (none: inputs were complete).
+  void noteInputs(Clock::time_point now, std::optional<Clock::time_point> missingSince) {
+    const TickReport& latest = memory.latest();
     if (latest.inputsMissing) {
       ++counters.inputsMissingTotal;
       if (latest.hintsWithdrawn) ++counters.hintsWithdrawnTotal;
@@ -327,13 +270,12 @@ struct HostdDaemon::Impl {
       // aside), not every tick.
       std::string kind = *latest.inputsMissing;
       std::erase_if(kind, [](char c) { return c >= '0' && c <= '9'; });
-      if (!inputsMissingSince) {
-        inputsMissingSince = now;
+      if (!missingSince) {
         log().warn("inputs missing: {}; holding every hint for up to {} ms, never folding further",
                    escapeForLog(*latest.inputsMissing), config().missingInputHoldMs);
       } else if (kind != missingKind) {
         log().warn("inputs missing: {}; holding since {:.0f} ms", escapeForLog(*latest.inputsMissing),
-                   msBetween(*inputsMissingSince, now));
+                   msBetween(*missingSince, now));
       }
       missingKind = kind;
       if (latest.hintsWithdrawn && !withdrawnLogged) {
@@ -343,15 +285,14 @@ struct HostdDaemon::Impl {
       }
       return;
     }
-    if (inputsMissingSince)
-      log().info("inputs complete again after {:.0f} ms; deciding normally", msBetween(*inputsMissingSince, now));
-    inputsMissingSince.reset();
+    if (missingSince)
+      log().info("inputs complete again after {:.0f} ms; deciding normally", msBetween(*missingSince, now));
     withdrawnLogged = false;
     missingKind.clear();
   }
 
   void applyHints() {
-    for (const auto& vm : latest.vms) {
+    for (const auto& vm : memory.latest().vms) {
       const auto session = sessions.find(vm.record.name);
       if (session == sessions.end()) continue;
       session->second->setHint(vm.hint);
@@ -406,7 +347,7 @@ struct HostdDaemon::Impl {
       counters.metricsAcceptErrors = metrics->acceptErrors();
     }
     counters.metricsListening = metrics != nullptr;
-    return renderMetrics(latest, tickDuration, counters);
+    return renderMetrics(memory.latest(), tickDuration, counters);
   }
 
   // A busy port must not keep hints from flowing: the daemon runs on and
@@ -496,7 +437,7 @@ int HostdDaemon::run() {
     std::error_code ignored;
     std::filesystem::create_directories(directory, ignored);
     auto control = ControlServer::start(impl.io, impl.parts.fs.resolve(config.controlSocket).string(),
-                                        [&impl] { return renderStatusTable(impl.latest, true); });
+                                        [&impl] { return renderStatusTable(impl.memory.latest(), true); });
     if (!control) {
       impl.log().error("{}", control.error().message);
       return 1;
@@ -544,17 +485,9 @@ Expected<TickReport> HostdDaemon::observeOnce(HostdParts& parts) {
   TickInputs inputs;
   inputs.now = after.takenAt;
   inputs.vms = after.records;
-  inputs.samples = after.samples;
   inputs.previousSamples = before.samples;
-  inputs.missingInputs = after.missing;
-  if (after.pool) {
-    inputs.poolCpus = static_cast<double>(after.pool->cpus.size());
-    inputs.poolSource = after.pool->source;
-    if (before.cpuTicks && after.cpuTicks)
-      inputs.hostBusyCpus = busyCpus(*before.cpuTicks, *after.cpuTicks, after.pool->cpus);
-  }
+  addSnapshotInputs(inputs, after, before.cpuTicks);
   inputs.reserveCpus = parts.config.reserveCpus;
-  inputs.cgroupV2 = after.cgroupV2;
   // As if every VM had a cooperative agent: what hostd would hint.
   for (const auto& vm : inputs.vms) {
     ChannelSnapshot assumed;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vcpufold/common/monotonic_clock.h"
+#include "vcpufold/common/process_stat.h"
 #include "vcpufold/common/system_paths.h"
 
 namespace vcpufold::hostd {
@@ -15,6 +16,8 @@ constexpr int kQmpTimeoutMs = 1000;
 constexpr std::size_t kMaxSocketPath = 107;
 constexpr std::int64_t kRetryMinNs = 1'000'000'000;   // a monitor that failed is tried again after 1 s,
 constexpr std::int64_t kRetryMaxNs = 30'000'000'000;  // doubling up to 30 s
+// A running QEMU's monitor is asked again this often, for vCPU hotplug.
+constexpr std::int64_t kRequeryNs = 30'000'000'000;
 
 bool endsWith(const std::string& text, const std::string& suffix) {
   return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -81,6 +84,63 @@ void QmpInventory::noteOnce(const std::string& name, const std::string& note) {
   notes_.push_back(name + ": " + note);
 }
 
+std::optional<std::uint64_t> QmpInventory::startTicksOf(pid_t pid) const {
+  auto text = fs_.readFile(std::string(paths::kProcDir) + "/" + std::to_string(pid) + "/stat");
+  if (!text) return std::nullopt;
+  auto stat = parseProcessStat(*text);
+  if (!stat) return std::nullopt;
+  return stat->startTicks;
+}
+
+bool QmpInventory::stillRunning(const Vm& vm) const {
+  if (vm.pid == 0) return false;
+  const auto started = startTicksOf(vm.pid);
+  return started && *started == vm.startTicks;
+}
+
+bool QmpInventory::query(const std::string& name, Vm& vm, std::int64_t now) {
+  const auto failed = [&](const std::string& why) {
+    noteOnce(name, why);
+    vm.retryBackoffNs = std::clamp(vm.retryBackoffNs * 2, kRetryMinNs, kRetryMaxNs);
+    vm.retryAtNs = now + vm.retryBackoffNs;
+    return false;
+  };
+  // The connection lives for this function only: the monitor is free again
+  // for QEMU's other clients as soon as it has answered.
+  auto client = QmpClient::connect(vm.config.qmpSocket, kQmpTimeoutMs);
+  if (!client) return failed(client.error().message);
+  const pid_t pid = (*client)->peerPid();
+  // QEMU's own -name, for the log: a socket that serves another VM than its file says is worth seeing.
+  std::string qemuName = "unnamed";
+  if (auto answer = (*client)->execute(R"({"execute":"query-name"})", kQmpTimeoutMs)) {
+    try {
+      qemuName = nlohmann::json::parse(*answer).value("name", "unnamed");
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  auto answer = (*client)->execute(R"({"execute":"query-cpus-fast"})", kQmpTimeoutMs);
+  auto vcpus = answer ? parseQueryCpusJson(*answer) : Expected<std::vector<QmpVcpu>>(answer.error());
+  for (const auto& event : (*client)->drainEvents())
+    notes_.push_back(name + ": QEMU event " + event.name + " " + event.detailJson);
+  // The monitor failed, not (yet) the VM: its vCPU threads are still sampled
+  // with the last known thread ids, so its CPU time is not mistaken for
+  // non-VM load.
+  if (!vcpus) return failed(vcpus.error().message + "; asked again with backoff");
+  const auto started = startTicksOf(pid);
+  if (vm.pid != pid || !started || *started != vm.startTicks)
+    notes_.push_back(name + ": QEMU pid " + std::to_string(pid) + " (-name " + qemuName + "), " +
+                     std::to_string(vcpus->size()) + " vCPUs" +
+                     (vm.pid != 0 ? "; it replaces pid " + std::to_string(vm.pid) : ""));
+  vm.pid = pid;
+  vm.startTicks = started.value_or(0);
+  vm.vcpus = std::move(*vcpus);
+  vm.queriedAtNs = now;
+  vm.retryBackoffNs = 0;
+  vm.retryAtNs = 0;
+  lastNotes_.erase(name);
+  return true;
+}
+
 Expected<std::vector<VmRecord>> QmpInventory::refresh() {
   std::map<std::string, bool> seen;
   const std::int64_t now = monotonicNs();
@@ -92,56 +152,19 @@ Expected<std::vector<VmRecord>> QmpInventory::refresh() {
     }
     auto& vm = vms_[candidate.name];
     vm.config = candidate;
-    if (!vm.client || vm.client->closed()) {
-      // A monitor that failed is not asked again at once: a hung QEMU costs
-      // the inventory thread one timeout per backoff period, not per cycle.
-      if (now < vm.retryAtNs) continue;
-      auto client = QmpClient::connect(candidate.qmpSocket, kQmpTimeoutMs);
-      if (!client) {
-        noteOnce(candidate.name, client.error().message);
-        vm.retryBackoffNs = std::clamp(vm.retryBackoffNs * 2, kRetryMinNs, kRetryMaxNs);
-        vm.retryAtNs = now + vm.retryBackoffNs;
-        continue;
-      }
-      vm.client = std::move(*client);
-      vm.retryBackoffNs = 0;
-      lastNotes_.erase(candidate.name);
-      if (vm.pid != 0 && vm.pid != vm.client->peerPid()) vm.vcpus.clear();  // another QEMU: new threads
-      vm.pid = vm.client->peerPid();
-      // QEMU's own -name, for the log: a socket that serves another VM than its file says is worth seeing.
-      std::string qemuName = "unnamed";
-      if (auto answer = vm.client->execute(R"({"execute":"query-name"})", kQmpTimeoutMs)) {
-        try {
-          qemuName = nlohmann::json::parse(*answer).value("name", "unnamed");
-        } catch (const nlohmann::json::exception&) {
-        }
-      }
-      notes_.push_back(candidate.name + ": QMP connected (QEMU pid " + std::to_string(vm.client->peerPid()) +
-                       ", -name " + qemuName + ")");
-    }
-    for (const auto& event : vm.client->drainEvents())
-      notes_.push_back(candidate.name + ": QEMU event " + event.name + " " + event.detailJson);
-    auto answer = vm.client->execute(R"({"execute":"query-cpus-fast"})", kQmpTimeoutMs);
-    auto vcpus = answer ? parseQueryCpusJson(*answer) : Expected<std::vector<QmpVcpu>>(answer.error());
-    if (!vcpus) {
-      // The monitor failed, not (yet) the VM: its vCPU threads are still
-      // sampled from /proc with the last known thread ids, so its CPU time is
-      // not mistaken for non-VM load. The monitor is retried with backoff.
-      notes_.push_back(candidate.name + ": " + vcpus.error().message + "; monitor closed, retrying with backoff");
-      vm.client.reset();
-      vm.retryBackoffNs = std::clamp(vm.retryBackoffNs * 2, kRetryMinNs, kRetryMaxNs);
-      vm.retryAtNs = now + vm.retryBackoffNs;
-      continue;
-    }
-    vm.vcpus = *vcpus;
+    const bool running = stillRunning(vm);
+    const bool due = !running || vm.vcpus.empty() || now - vm.queriedAtNs >= kRequeryNs;
+    // A monitor that failed is not asked again at once: a hung QEMU costs the
+    // inventory thread one timeout per backoff period, not per cycle.
+    if (!due || now < vm.retryAtNs) continue;
+    query(candidate.name, vm, now);
   }
   for (auto it = vms_.begin(); it != vms_.end();) it = seen.count(it->first) ? std::next(it) : vms_.erase(it);
   // A QEMU that exited (a stale socket file stays behind when it is killed)
-  // is gone, not a VM with a failing monitor: its samples would be missing
-  // for good and hold every VM's hints.
+  // and that no monitor answers for is gone, not a VM with a failing monitor:
+  // its samples would be missing for good and hold every VM's hints.
   for (auto it = vms_.begin(); it != vms_.end();) {
-    if (it->second.pid != 0 && !it->second.client &&
-        !fs_.exists(std::string(paths::kProcDir) + "/" + std::to_string(it->second.pid))) {
+    if (it->second.pid != 0 && it->second.queriedAtNs != now && !stillRunning(it->second)) {
       notes_.push_back(it->first + ": QEMU pid " + std::to_string(it->second.pid) + " has exited; gone");
       it = vms_.erase(it);
     } else {

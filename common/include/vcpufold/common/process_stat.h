@@ -1,0 +1,26 @@
+#pragma once
+// /proc/PID/stat (and /proc/PID/task/TID/stat), the fields vcpufold uses:
+// whether a task is a kernel thread (the agent leaves those where they are)
+// and when a process started (hostd tells a restarted QEMU, or a reused pid,
+// from the process it queried).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "vcpufold/common/expected.h"
+
+namespace vcpufold {
+
+struct ProcessStat {
+  std::string comm;              // field 2, without its parentheses; may hold spaces and parentheses
+  std::uint64_t flags = 0;       // field 9: PF_* flags
+  std::uint64_t startTicks = 0;  // field 22: start time after boot, in clock ticks
+  [[nodiscard]] bool isKernelThread() const;
+};
+
+// Fails on anything but a whole stat line of a live kernel: the fields are
+// read after the last ')' (the command name may hold both).
+Expected<ProcessStat> parseProcessStat(std::string_view text);
+
+}  // namespace vcpufold

@@ -1,0 +1,84 @@
+#pragma once
+// What hostd's decisions carry from one to the next, and when a decision
+// between ticks is called for. Pure, time passed in: the daemon
+// (hostd_daemon.cpp) keeps the sockets, timers and logs, and hands this the
+// snapshots and channel states.
+//
+// It remembers: the allocation state (hints, pending unfolds), the samples
+// and per-CPU ticks the next window starts from, the last non-VM load, when
+// the current missing-input episode began, and the inputs of the last
+// decision taken on complete inputs, which decisions between ticks reuse
+// with newer channel states.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vcpufold/hostd/inventory_worker.h"
+#include "vcpufold/hostd/tick.h"
+
+namespace vcpufold::hostd {
+
+struct DecisionSettings {
+  AllocationConfig allocation;
+  std::chrono::milliseconds lease{3000};  // a hint's lease; also how long a status counts
+  std::chrono::milliseconds missingInputHold{10'000};
+  double reserveCpus = 0.0;
+};
+
+// The pool, its source, the samples and the host's busy CPUs of a snapshot,
+// the latter against the per-CPU ticks of an earlier one.
+void addSnapshotInputs(TickInputs& inputs, const HostSnapshot& snapshot,
+                       const std::optional<std::map<unsigned, CpuTicks>>& previousTicks);
+
+class DecisionMemory {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // A decision on the newest snapshot. staleWhy: the snapshot is too old to
+  // be evidence (or there is none), and why; the decision then holds.
+  const TickReport& decideOnSnapshot(const DecisionSettings& settings, const std::vector<VmRecord>& vms,
+                                     const HostSnapshot* snapshot, const std::optional<std::string>& staleWhy,
+                                     std::map<std::string, ChannelSnapshot> channels, Clock::time_point now,
+                                     std::uint64_t number);
+  // A decision between ticks: the last complete decision's samples, pool and
+  // capacity with the channels as they are now. None when there is no
+  // complete decision to revise (inputs missing since, or none yet).
+  const TickReport* decideOnEvent(const DecisionSettings& settings, std::map<std::string, ChannelSnapshot> channels,
+                                  Clock::time_point now, std::uint64_t number);
+  [[nodiscard]] bool canRevise() const { return decidedInputs_.has_value(); }
+
+  // Whether a snapshot taken at takenAt is decided on. Rates over a window
+  // much shorter than the tick are noise (a thread that ran for the last
+  // 0.5 ms reads as a whole busy CPU): such a snapshot is kept for the
+  // inventory and decided on with the next one. True means it will be.
+  bool worthDeciding(Clock::time_point takenAt, std::chrono::milliseconds interval);
+
+  // A cooperative agent's demand report that moved by a task or more from
+  // what the last decision used calls for a decision now: why, or none.
+  [[nodiscard]] std::optional<std::string> demandMoved(const std::string& vm, double demand, bool cooperative) const;
+  // When the earliest pending unfold falls due.
+  [[nodiscard]] std::optional<Clock::time_point> nextUnfoldDue(const AllocationConfig& config) const;
+
+  [[nodiscard]] const TickReport& latest() const { return latest_; }
+  // When the current missing-input episode began; none while inputs are complete.
+  [[nodiscard]] std::optional<Clock::time_point> inputsMissingSince() const { return inputsMissingSince_; }
+
+ private:
+  void remember(const TickInputs& inputs, const HostSnapshot* snapshot, bool stale, Clock::time_point now);
+
+  TickReport latest_;
+  std::map<std::string, HintState> hintState_;
+  std::map<std::string, VmSample> previousSamples_;
+  std::optional<std::map<unsigned, CpuTicks>> previousTicks_;
+  std::optional<double> previousNonVmCpus_;
+  std::optional<Clock::time_point> windowStartedAt_;  // when the newest decided snapshot was taken
+  std::optional<Clock::time_point> inputsMissingSince_;
+  std::optional<TickInputs> decidedInputs_;
+  std::optional<Clock::time_point> lastDecidedSnapshotAt_;
+};
+
+}  // namespace vcpufold::hostd

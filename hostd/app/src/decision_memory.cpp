@@ -1,0 +1,112 @@
+#include "vcpufold/hostd/decision_memory.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "vcpufold/common/log_text.h"
+#include "vcpufold/common/number_text.h"
+#include "vcpufold/hostd/capacity.h"
+
+namespace vcpufold::hostd {
+
+void addSnapshotInputs(TickInputs& inputs, const HostSnapshot& snapshot,
+                       const std::optional<std::map<unsigned, CpuTicks>>& previousTicks) {
+  inputs.missingInputs = snapshot.missing;
+  inputs.samples = snapshot.samples;
+  inputs.cgroupV2 = snapshot.cgroupV2;
+  if (!snapshot.pool) return;
+  inputs.poolCpus = static_cast<double>(snapshot.pool->cpus.size());
+  inputs.poolSource = snapshot.pool->source;
+  if (previousTicks && snapshot.cpuTicks)
+    inputs.hostBusyCpus = busyCpus(*previousTicks, *snapshot.cpuTicks, snapshot.pool->cpus);
+}
+
+const TickReport& DecisionMemory::decideOnSnapshot(const DecisionSettings& settings, const std::vector<VmRecord>& vms,
+                                                   const HostSnapshot* snapshot,
+                                                   const std::optional<std::string>& staleWhy,
+                                                   std::map<std::string, ChannelSnapshot> channels,
+                                                   Clock::time_point now, std::uint64_t number) {
+  TickInputs inputs;
+  inputs.now = now;
+  inputs.vms = vms;
+  inputs.reserveCpus = settings.reserveCpus;
+  inputs.statusMaxAge = settings.lease;
+  inputs.missingInputHold = settings.missingInputHold;
+  inputs.hintTtlMs = static_cast<std::uint32_t>(settings.lease.count());
+  inputs.inputsMissingSince = inputsMissingSince_;
+  inputs.previousSamples = previousSamples_;
+  inputs.previousNonVmCpus = previousNonVmCpus_;
+  inputs.channels = std::move(channels);
+  // The samples cover the time since the last decided snapshot.
+  inputs.windowStartedAt = windowStartedAt_;
+  const bool stale = staleWhy.has_value() || !snapshot;
+  if (snapshot) inputs.cgroupV2 = snapshot->cgroupV2;
+  if (stale)
+    inputs.missingInputs.push_back(staleWhy.value_or("no inventory snapshot"));
+  else
+    addSnapshotInputs(inputs, *snapshot, previousTicks_);
+  latest_ = decideTick(settings.allocation, inputs, hintState_, number);
+  hintState_ = latest_.hintState;
+  remember(inputs, snapshot, stale, now);
+  return latest_;
+}
+
+void DecisionMemory::remember(const TickInputs& inputs, const HostSnapshot* snapshot, bool stale,
+                              Clock::time_point now) {
+  if (latest_.inputsMissing) {
+    if (!inputsMissingSince_) inputsMissingSince_ = now;
+  } else {
+    inputsMissingSince_.reset();
+  }
+  if (!stale) {
+    // Counters of this snapshot become the baseline of the next decision; a
+    // VM missing from it keeps its older baseline (a longer window).
+    for (const auto& [name, sample] : inputs.samples) previousSamples_[name] = sample;
+    windowStartedAt_ = snapshot->takenAt;
+    std::erase_if(previousSamples_, [&inputs](const auto& entry) {
+      return std::none_of(inputs.vms.begin(), inputs.vms.end(),
+                          [&entry](const VmRecord& vm) { return vm.name == entry.first; });
+    });
+    if (snapshot->cpuTicks) previousTicks_ = snapshot->cpuTicks;
+    if (!latest_.inputsMissing && inputs.hostBusyCpus) previousNonVmCpus_ = latest_.measuredNonVmCpus;
+  }
+  if (!stale && !latest_.inputsMissing)
+    decidedInputs_ = inputs;
+  else
+    decidedInputs_.reset();
+}
+
+const TickReport* DecisionMemory::decideOnEvent(const DecisionSettings& settings,
+                                                std::map<std::string, ChannelSnapshot> channels, Clock::time_point now,
+                                                std::uint64_t number) {
+  if (!decidedInputs_) return nullptr;  // a decision since found inputs missing: its hold stands
+  decidedInputs_->now = now;
+  decidedInputs_->channels = std::move(channels);
+  latest_ = decideTick(settings.allocation, *decidedInputs_, hintState_, number);
+  hintState_ = latest_.hintState;
+  return &latest_;
+}
+
+bool DecisionMemory::worthDeciding(Clock::time_point takenAt, std::chrono::milliseconds interval) {
+  if (lastDecidedSnapshotAt_ && takenAt - *lastDecidedSnapshotAt_ < interval / 2) return false;
+  lastDecidedSnapshotAt_ = takenAt;
+  return true;
+}
+
+std::optional<std::string> DecisionMemory::demandMoved(const std::string& vm, double demand, bool cooperative) const {
+  if (!decidedInputs_ || !cooperative) return std::nullopt;  // nothing to revise, or its word does not count
+  const auto row = std::find_if(latest_.vms.begin(), latest_.vms.end(),
+                                [&vm](const VmReport& report) { return report.record.name == vm; });
+  if (row == latest_.vms.end()) return std::nullopt;
+  // Compared with the report the last decision had (else with the demand it used).
+  const double before = row->statusFresh ? row->channel.lastStatus->demand : row->allocation.demand;
+  if (std::abs(demand - before) < 1.0) return std::nullopt;
+  return escapeForLog(vm, 128) + " reports demand " + fixedDecimals(demand, 2) + " (was " + fixedDecimals(before, 2) +
+         ")";
+}
+
+std::optional<DecisionMemory::Clock::time_point> DecisionMemory::nextUnfoldDue(const AllocationConfig& config) const {
+  return hostd::nextUnfoldDue(config, hintState_);
+}
+
+}  // namespace vcpufold::hostd
