@@ -119,6 +119,14 @@ Expected<void> restoreEverything(const RootedFs& fs, spdlog::logger& log) {
   return {};
 }
 
+// The configuration, or none after saying on stderr why not.
+std::optional<AgentConfig> configOrSay(const AgentOptions& options) {
+  auto config = loadConfig(options);
+  if (config) return *config;
+  std::fprintf(stderr, "vcpufold-agent: %s\n", config.error().message.c_str());
+  return std::nullopt;
+}
+
 }  // namespace
 
 int checkConfig(const AgentOptions& options) {
@@ -147,11 +155,8 @@ int runRestore(const AgentOptions& options) {
 }
 
 int runAgent(const AgentOptions& options) {
-  auto config = loadConfig(options);
-  if (!config) {
-    std::fprintf(stderr, "vcpufold-agent: %s\n", config.error().message.c_str());
-    return 1;
-  }
+  const auto config = configOrSay(options);
+  if (!config) return 1;
   auto log = makeDaemonLogger("vcpufold-agent", config->logLevel);
   // Before anything else runs: a folded, loaded guest must still hear from its agent promptly.
   if (auto raised = setOwnNice(config->nice); !raised)
@@ -200,11 +205,8 @@ int runAgent(const AgentOptions& options) {
 }
 
 int runOneshot(const AgentOptions& options) {
-  auto config = loadConfig(options);
-  if (!config) {
-    std::fprintf(stderr, "vcpufold-agent: %s\n", config.error().message.c_str());
-    return 1;
-  }
+  const auto config = configOrSay(options);
+  if (!config) return 1;
   auto log = makeDaemonLogger("vcpufold-agent", config->logLevel);
   const RootedFs fs(options.root);
   auto topology = readTopology(fs);

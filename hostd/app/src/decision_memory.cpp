@@ -21,6 +21,11 @@ void addSnapshotInputs(TickInputs& inputs, const HostSnapshot& snapshot,
     inputs.hostBusyCpus = busyCpus(*previousTicks, *snapshot.cpuTicks, snapshot.pool->cpus);
 }
 
+bool snapshotIsStale(std::chrono::steady_clock::time_point takenAt, std::chrono::steady_clock::time_point now,
+                     std::chrono::milliseconds interval) {
+  return now - takenAt > interval * 3;
+}
+
 const TickReport& DecisionMemory::decideOnSnapshot(const DecisionSettings& settings, const std::vector<VmRecord>& vms,
                                                    const HostSnapshot* snapshot,
                                                    const std::optional<std::string>& staleWhy,

@@ -65,31 +65,37 @@ int checkHostdConfig(const HostdOptions& options) {
   return 0;
 }
 
-int runHostd(const HostdOptions& options) {
+namespace {
+
+// The daemon's parts from the configuration, or none after saying on stderr why not.
+std::optional<HostdParts> partsOrSay(const HostdOptions& options, bool reloadable) {
   auto config = loadConfig(options);
   if (!config) {
     std::fprintf(stderr, "vcpufold-hostd: %s\n", config.error().message.c_str());
-    return 1;
+    return std::nullopt;
   }
-  auto log = makeDaemonLogger("vcpufold-hostd", config->logLevel);
   const RootedFs fs(options.root);
-  HostdParts parts{*config, fs, makeInventory(*config, fs), log, [options] { return loadConfig(options); }};
-  return HostdDaemon(std::move(parts)).run();
+  std::function<Expected<HostdConfig>()> reload;
+  if (reloadable) reload = [options] { return loadConfig(options); };
+  return HostdParts{*config, fs, makeInventory(*config, fs), makeDaemonLogger("vcpufold-hostd", config->logLevel),
+                    std::move(reload)};
+}
+
+}  // namespace
+
+int runHostd(const HostdOptions& options) {
+  auto parts = partsOrSay(options, true);
+  if (!parts) return 1;
+  return HostdDaemon(std::move(*parts)).run();
 }
 
 int runHostdOneshot(const HostdOptions& options) {
-  auto config = loadConfig(options);
-  if (!config) {
-    std::fprintf(stderr, "vcpufold-hostd: %s\n", config.error().message.c_str());
-    return 1;
-  }
-  auto log = makeDaemonLogger("vcpufold-hostd", config->logLevel);
-  const RootedFs fs(options.root);
-  HostdParts parts{*config, fs, makeInventory(*config, fs), log, nullptr};
+  auto parts = partsOrSay(options, false);
+  if (!parts) return 1;
   std::printf("vcpufold-hostd %s --oneshot: %s, sampling for %u ms\n", VCPUFOLD_VERSION,
-              parts.inventory->describe().c_str(), config->intervalMs);
-  auto report = HostdDaemon::observeOnce(parts);
-  for (const auto& note : parts.inventory->takeNotes()) std::printf("%s\n", note.c_str());
+              parts->inventory->describe().c_str(), parts->config.intervalMs);
+  auto report = HostdDaemon::observeOnce(*parts);
+  for (const auto& note : parts->inventory->takeNotes()) std::printf("%s\n", note.c_str());
   if (!report) {
     std::fprintf(stderr, "vcpufold-hostd: %s\n", report.error().message.c_str());
     return 1;

@@ -108,8 +108,8 @@ struct HostdDaemon::Impl {
     for (const auto& [name, session] : sessions) channels[name] = session->snapshot();
     return channels;
   }
-  // A snapshot older than this is not evidence of now.
-  milliseconds staleAfter() const { return interval() * 3; }
+  // No snapshot, or one too old to be evidence of now.
+  bool stale(Clock::time_point now) const { return !snapshot || snapshotIsStale(snapshot->takenAt, now, interval()); }
 
   ChannelLimits limits() const {
     ChannelLimits l;
@@ -185,7 +185,7 @@ struct HostdDaemon::Impl {
     const double cpuStart = threadCpuSeconds();
     ++decisions;
     std::optional<std::string> staleWhy;
-    if (!snapshot || now - snapshot->takenAt > staleAfter()) {
+    if (stale(now)) {
       const auto activity = worker->activity();
       staleWhy = "no inventory snapshot for " +
                  std::to_string(static_cast<long long>(msBetween(snapshot ? snapshot->takenAt : startedAt, now))) +
@@ -245,7 +245,7 @@ struct HostdDaemon::Impl {
     if (!memory.canRevise()) return;  // a tick since found inputs missing: its hold stands
     // Samples older than a tick decision would accept are not evidence either:
     // the next tick holds, and nothing is decided on them meanwhile.
-    if (!snapshot || now - snapshot->takenAt > staleAfter()) return;
+    if (stale(now)) return;
     const double cpuStart = threadCpuSeconds();
     ++decisions;
     ++counters.eventDecisionsTotal;
@@ -310,9 +310,9 @@ struct HostdDaemon::Impl {
   // on missing inputs when the worker has not delivered in time.
   void tick() {
     const auto now = Clock::now();
-    const bool stale = !snapshot || now - snapshot->takenAt > staleAfter();
-    const bool warmingUp = !snapshot && now - startedAt <= staleAfter();
-    if (stale && !warmingUp) {
+    // At start, the first snapshot is given as long as a late one would be.
+    const bool warmingUp = !snapshot && !snapshotIsStale(startedAt, now, interval());
+    if (stale(now) && !warmingUp) {
       ++counters.snapshotsLateTotal;
       if (!snapshotLate) {
         const auto activity = worker->activity();

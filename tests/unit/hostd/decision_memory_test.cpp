@@ -120,6 +120,12 @@ TEST(DecisionMemory, ADemandReportThatMovesByATaskCallsForADecision) {
   EXPECT_EQ(revised->vms[1].hint->vcpus, 4u) << "an agent that stopped acknowledging is hinted all its vCPUs";
 }
 
+TEST(DecisionMemory, ASnapshotOlderThanThreeTicksIsStale) {
+  EXPECT_FALSE(snapshotIsStale(kStart, kStart + milliseconds(3000), milliseconds(1000)));
+  EXPECT_TRUE(snapshotIsStale(kStart, kStart + milliseconds(3001), milliseconds(1000)));
+  EXPECT_TRUE(snapshotIsStale(kStart, kStart + milliseconds(301), milliseconds(100)));
+}
+
 TEST(DecisionMemory, ASnapshotTooSoonAfterTheLastDecidedOneWaits) {
   DecisionMemory memory;
   EXPECT_TRUE(memory.worthDeciding(kStart, milliseconds(1000)));

@@ -34,6 +34,11 @@ struct DecisionSettings {
 void addSnapshotInputs(TickInputs& inputs, const HostSnapshot& snapshot,
                        const std::optional<std::map<unsigned, CpuTicks>>& previousTicks);
 
+// A snapshot older than three ticks is not evidence of now: a decision on it
+// holds the hints in force (missing inputs) instead of deciding anew.
+bool snapshotIsStale(std::chrono::steady_clock::time_point takenAt, std::chrono::steady_clock::time_point now,
+                     std::chrono::milliseconds interval);
+
 class DecisionMemory {
  public:
   using Clock = std::chrono::steady_clock;
