@@ -127,17 +127,24 @@ bool QmpInventory::query(const std::string& name, Vm& vm, std::int64_t now) {
   // non-VM load.
   if (!vcpus) return failed(vcpus.error().message + "; asked again with backoff");
   const auto started = startTicksOf(pid);
-  if (vm.pid != pid || !started || *started != vm.startTicks)
+  // Said when the process is new to hostd, not at every re-query.
+  const bool samePid = vm.pid == pid;
+  if (!samePid || (started && *started != vm.startTicks))
     notes_.push_back(name + ": QEMU pid " + std::to_string(pid) + " (-name " + qemuName + "), " +
                      std::to_string(vcpus->size()) + " vCPUs" +
-                     (vm.pid != 0 ? "; it replaces pid " + std::to_string(vm.pid) : ""));
+                     (vm.pid == 0 ? ""
+                      : samePid   ? "; a new process under the same pid"
+                                  : "; it replaces pid " + std::to_string(vm.pid)));
+  if (!started)
+    noteOnce(name, "QEMU pid " + std::to_string(pid) + " is not visible under " + paths::kProcDir +
+                       ": its monitor is asked every cycle and its vCPUs cannot be sampled");
   vm.pid = pid;
   vm.startTicks = started.value_or(0);
   vm.vcpus = std::move(*vcpus);
   vm.queriedAtNs = now;
   vm.retryBackoffNs = 0;
   vm.retryAtNs = 0;
-  lastNotes_.erase(name);
+  if (started) lastNotes_.erase(name);
   return true;
 }
 
