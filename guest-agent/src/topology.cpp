@@ -13,16 +13,6 @@ std::string cpuPath(unsigned cpu, const char* leaf) {
   return std::string(paths::kCpuDir) + "/cpu" + std::to_string(cpu) + "/" + leaf;
 }
 
-// An optional cpulist file: absent or unreadable is the empty set.
-CpuSet readOptionalCpuList(const RootedFs& fs, const std::string& path) {
-  auto text = fs.readFile(path);
-  if (!text) return {};
-  // Linux 6.1 prints " (null)" in nohz_full when the boot line has no nohz_full=.
-  if (text->find("(null)") != std::string::npos) return {};
-  auto cpus = protocol::parseCpuListFile(*text);
-  return cpus ? *cpus : CpuSet{};
-}
-
 }  // namespace
 
 Expected<Topology> readTopology(const RootedFs& fs) {
@@ -33,9 +23,9 @@ Expected<Topology> readTopology(const RootedFs& fs) {
   if (!online) return online.error().withContext(paths::kCpuOnline);
   if (online->empty()) return Error{std::string(paths::kCpuOnline) + ": no online CPUs"};
   topology.online = *online;
-  topology.possible = readOptionalCpuList(fs, paths::kCpuPossible) | topology.online;
+  topology.possible = protocol::readOptionalCpuListFile(fs, paths::kCpuPossible) | topology.online;
 
-  const CpuSet quiet = readOptionalCpuList(fs, paths::kCpuNohzFull) | readOptionalCpuList(fs, paths::kCpuIsolated);
+  const CpuSet quiet = protocol::readQuietCpus(fs);
   topology.housekeeping = topology.online - quiet;
   if (topology.housekeeping.empty()) topology.housekeeping = topology.online;
 
@@ -45,7 +35,7 @@ Expected<Topology> readTopology(const RootedFs& fs) {
     if (entry.rfind("node", 0) != 0 || entry.size() == 4) continue;
     if (!std::all_of(entry.begin() + 4, entry.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
     const auto node = static_cast<unsigned>(std::stoul(entry.substr(4)));
-    const CpuSet cpus = readOptionalCpuList(fs, std::string(paths::kNodeDir) + "/" + entry + "/cpulist");
+    const CpuSet cpus = protocol::readOptionalCpuListFile(fs, std::string(paths::kNodeDir) + "/" + entry + "/cpulist");
     for (unsigned cpu : cpus.toVector()) nodeOf[cpu] = node;
   }
 
@@ -59,8 +49,8 @@ Expected<Topology> readTopology(const RootedFs& fs) {
   for (unsigned cpu : topology.online.toVector()) {
     if (assigned.contains(cpu)) continue;
     // thread_siblings_list is the long-standing name; core_cpus_list the newer one.
-    CpuSet siblings = readOptionalCpuList(fs, cpuPath(cpu, "topology/thread_siblings_list"));
-    if (siblings.empty()) siblings = readOptionalCpuList(fs, cpuPath(cpu, "topology/core_cpus_list"));
+    CpuSet siblings = protocol::readOptionalCpuListFile(fs, cpuPath(cpu, "topology/thread_siblings_list"));
+    if (siblings.empty()) siblings = protocol::readOptionalCpuListFile(fs, cpuPath(cpu, "topology/core_cpus_list"));
     siblings = (siblings & topology.online) - assigned;
     siblings.insert(cpu);
     Core core;

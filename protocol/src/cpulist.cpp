@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <optional>
 
+#include "vcpufold/common/system_paths.h"
+
 namespace vcpufold::protocol {
 namespace {
 
@@ -13,15 +15,13 @@ Error errorAt(std::size_t offset, const std::string& what) {
 // Reads one CPU number at text[pos], advancing pos past it.
 Expected<unsigned> readCpuNumber(std::string_view text, std::size_t& pos) {
   const std::size_t start = pos;
-  if (pos >= text.size() || text[pos] < '0' || text[pos] > '9')
-    return errorAt(pos, "expected a CPU number");
+  if (pos >= text.size() || text[pos] < '0' || text[pos] > '9') return errorAt(pos, "expected a CPU number");
   if (text[pos] == '0' && pos + 1 < text.size() && text[pos + 1] >= '0' && text[pos + 1] <= '9')
     return errorAt(pos, "leading zero");
   unsigned value = 0;
   while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
     value = value * 10 + static_cast<unsigned>(text[pos] - '0');
-    if (value >= kMaxCpus)
-      return errorAt(start, "CPU number above the maximum " + std::to_string(kMaxCpus - 1));
+    if (value >= kMaxCpus) return errorAt(start, "CPU number above the maximum " + std::to_string(kMaxCpus - 1));
     ++pos;
   }
   return value;
@@ -74,6 +74,19 @@ std::string formatCpuList(const CpuSet& cpus) {
     i = j + 1;
   }
   return text;
+}
+
+CpuSet readOptionalCpuListFile(const RootedFs& fs, const std::string& path) {
+  auto text = fs.readFile(path);
+  if (!text) return {};
+  // Linux 6.1 prints " (null)" in nohz_full when the boot line has no nohz_full=.
+  if (text->find("(null)") != std::string::npos) return {};
+  auto cpus = parseCpuListFile(*text);
+  return cpus ? *cpus : CpuSet{};
+}
+
+CpuSet readQuietCpus(const RootedFs& fs) {
+  return readOptionalCpuListFile(fs, paths::kCpuNohzFull) | readOptionalCpuListFile(fs, paths::kCpuIsolated);
 }
 
 }  // namespace vcpufold::protocol

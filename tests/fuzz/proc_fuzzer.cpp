@@ -1,11 +1,12 @@
 // Fuzzes the readers of /proc and /sys text (the first byte picks: 's' or 'h'
 // /proc/stat, read alike by the agent and hostd, 't' a thread's schedstat,
-// 'c' a sysfs CPU list). A guest's own kernel, or a fixture,
+// 'a' a thread's status (its affinity), 'c' a sysfs CPU list). A guest's own kernel, or a fixture,
 // writes these; they must never crash a daemon.
 
 #include "fuzz_check.h"
 #include "vcpufold/common/proc_stat.h"
 #include "vcpufold/hostd/cpu_pool.h"
+#include "vcpufold/hostd/qemu_threads.h"
 #include "vcpufold/hostd/vcpu_sample.h"
 #include "vcpufold/protocol/cpulist.h"
 
@@ -24,6 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     case 't':
       (void)vcpufold::hostd::parseSchedstat(text);
+      break;
+    case 'a':
+      if (const auto cpus = vcpufold::hostd::parseCpusAllowedList(text)) check(!cpus->empty());
       break;
     default:
       if (const auto cpus = vcpufold::protocol::parseCpuListFile(text)) {

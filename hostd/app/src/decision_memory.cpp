@@ -17,8 +17,15 @@ void addSnapshotInputs(TickInputs& inputs, const HostSnapshot& snapshot,
   if (!snapshot.pool) return;
   inputs.poolCpus = static_cast<double>(snapshot.pool->cpus.size());
   inputs.poolSource = snapshot.pool->source;
-  if (previousTicks && snapshot.cpuTicks)
-    inputs.hostBusyCpus = busyCpus(*previousTicks, *snapshot.cpuTicks, snapshot.pool->cpus);
+  inputs.poolCpuSet = snapshot.pool->cpus;
+  inputs.isolatedCpus = snapshot.isolatedCpus;
+  if (previousTicks && snapshot.cpuTicks) {
+    // Every pCPU's: a VM pinned outside the pool read still runs somewhere.
+    inputs.cpuBusy = busyPerCpu(*previousTicks, *snapshot.cpuTicks, protocol::CpuSet::range(0, protocol::kMaxCpus - 1));
+    double onPool = 0;
+    for (const auto& [cpu, busy] : inputs.cpuBusy) onPool += snapshot.pool->cpus.contains(cpu) ? busy : 0.0;
+    inputs.hostBusyCpus = onPool;
+  }
 }
 
 bool snapshotIsStale(std::chrono::steady_clock::time_point takenAt, std::chrono::steady_clock::time_point now,
@@ -73,7 +80,10 @@ void DecisionMemory::remember(const TickInputs& inputs, const HostSnapshot* snap
                           [&entry](const VmRecord& vm) { return vm.name == entry.first; });
     });
     if (snapshot->cpuTicks) previousTicks_ = snapshot->cpuTicks;
-    if (!latest_.inputsMissing && inputs.hostBusyCpus) previousNonVmCpus_ = latest_.measuredNonVmCpus;
+    if (!latest_.inputsMissing && inputs.hostBusyCpus) {
+      previousNonVmCpus_.clear();
+      for (const PoolReport& pool : latest_.pools) previousNonVmCpus_[pool.name] = pool.measuredNonVmCpus;
+    }
   }
   if (!stale && !latest_.inputsMissing)
     decidedInputs_ = inputs;

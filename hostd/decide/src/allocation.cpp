@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "vcpufold/common/number_text.h"
 
@@ -33,32 +32,6 @@ std::uint32_t hintForShare(const VmDemand& vm, double share) {
 
 }  // namespace
 
-std::vector<double> waterFill(double capacity, const std::vector<double>& demands, const std::vector<double>& weights) {
-  std::vector<double> shares(demands.size(), 0.0);
-  std::vector<std::size_t> order(demands.size());
-  std::iota(order.begin(), order.end(), 0);
-  auto weightOf = [&weights](std::size_t i) { return std::max(weights[i], kEpsilon); };
-  // Lowest demand per unit of weight first: those are satisfied before the level reaches them.
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return demands[a] / weightOf(a) < demands[b] / weightOf(b); });
-  double remaining = std::max(capacity, 0.0);
-  double remainingWeight = 0.0;
-  for (std::size_t i : order) remainingWeight += weightOf(i);
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    const std::size_t i = order[k];
-    const double level = remaining / remainingWeight;
-    if (demands[i] <= level * weightOf(i)) {
-      shares[i] = std::max(demands[i], 0.0);
-      remaining -= shares[i];
-      remainingWeight -= weightOf(i);
-      continue;
-    }
-    for (std::size_t rest = k; rest < order.size(); ++rest) shares[order[rest]] = level * weightOf(order[rest]);
-    break;
-  }
-  return shares;
-}
-
 std::optional<std::chrono::steady_clock::time_point> nextUnfoldDue(const AllocationConfig& config,
                                                                    const std::map<std::string, HintState>& state) {
   std::optional<std::chrono::steady_clock::time_point> due;
@@ -68,15 +41,69 @@ std::optional<std::chrono::steady_clock::time_point> nextUnfoldDue(const Allocat
   return due;
 }
 
+namespace {
+
+// Each pool's fair shares: its VMs' demands where it is not contended.
+std::vector<double> sharesOf(const PoolLayout& layout, const std::vector<PoolCapacity>& capacities,
+                             const std::vector<double>& demands, const std::vector<double>& weights,
+                             const std::vector<PoolAllocation>& pools) {
+  std::vector<double> shares = demands;
+  for (std::size_t p = 0; p < layout.pools.size(); ++p) {
+    if (!pools[p].contention) continue;
+    const CpuPool& pool = layout.pools[p];
+    SharingProblem problem;
+    problem.placeCapacity = capacities[p].placeCapacity;
+    for (std::size_t vm : pool.vms) {
+      std::vector<std::size_t> local;  // the VM's places, as indexes into the pool's
+      for (std::size_t place : layout.placesOfVm[vm])
+        local.push_back(
+            static_cast<std::size_t>(std::find(pool.places.begin(), pool.places.end(), place) - pool.places.begin()));
+      problem.placesOf.push_back(std::move(local));
+      problem.demands.push_back(demands[vm]);
+      problem.weights.push_back(weights[vm]);
+    }
+    const std::vector<double> poolShares = maxMinShares(problem);
+    for (std::size_t k = 0; k < pool.vms.size(); ++k) shares[pool.vms[k]] = poolShares[k];
+  }
+  return shares;
+}
+
+}  // namespace
+
 Allocation allocate(const AllocationConfig& config, double capacity, const std::vector<VmDemand>& vms,
                     const std::map<std::string, HintState>& previous, std::chrono::steady_clock::time_point now) {
+  PoolLayout layout;
+  layout.places.emplace_back();
+  layout.pools.push_back(CpuPool{"", {}, {0}, {}});
+  for (std::size_t vm = 0; vm < vms.size(); ++vm) {
+    layout.pools[0].vms.push_back(vm);
+    layout.poolOfVm.push_back(0);
+    layout.placesOfVm.push_back({0});
+    layout.dedicated.push_back(false);
+  }
+  PoolCapacity whole;
+  whole.capacity = std::max(capacity, 0.0);
+  whole.placeCapacity = {whole.capacity};
+  return allocate(config, layout, {whole}, vms, previous, now);
+}
+
+Allocation allocate(const AllocationConfig& config, const PoolLayout& layout,
+                    const std::vector<PoolCapacity>& capacities, const std::vector<VmDemand>& vms,
+                    const std::map<std::string, HintState>& previous, std::chrono::steady_clock::time_point now) {
   Allocation result;
-  result.capacity = std::max(capacity, 0.0);
   std::vector<double> demands;
   std::vector<double> weights;
   demands.reserve(vms.size());
   weights.reserve(vms.size());
-  for (const VmDemand& vm : vms) {
+  for (std::size_t p = 0; p < layout.pools.size(); ++p) {
+    PoolAllocation pool;
+    pool.name = layout.pools[p].name;
+    pool.capacity = p < capacities.size() ? capacities[p].capacity : 0.0;
+    result.pools.push_back(pool);
+    result.capacity += pool.capacity;
+  }
+  for (std::size_t i = 0; i < vms.size(); ++i) {
+    const VmDemand& vm = vms[i];
     double demand = vm.reportIsNewer && vm.reportedDemand
                         ? *vm.reportedDemand
                         : std::max(vm.observedDemand, vm.reportedDemand.value_or(0.0));
@@ -85,15 +112,25 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
     demands.push_back(demand);
     weights.push_back(vm.weight);
     result.totalDemand += demand;
+    result.pools[layout.poolOfVm[i]].demand += demand;
   }
-  result.contention = result.totalDemand > result.capacity + kEpsilon;
-  const std::vector<double> shares = result.contention ? waterFill(result.capacity, demands, weights) : demands;
-  // The part of every reason that is the same for all VMs, formatted once (a
-  // decision between ticks must stay cheap at a thousand VMs).
-  const std::string pool = result.contention ? "contention: demand " + fixedDecimals(result.totalDemand, 2) +
-                                                   " > capacity " + fixedDecimals(result.capacity, 2) + "; fair share "
-                                             : "no contention: demand " + fixedDecimals(result.totalDemand, 2) +
-                                                   " within capacity " + fixedDecimals(result.capacity, 2);
+  std::vector<std::string> poolContext;  // the part of every reason that is the same for a pool's VMs, formatted once
+  for (std::size_t p = 0; p < result.pools.size(); ++p) {
+    PoolAllocation& pool = result.pools[p];
+    // A VM alone in its pool (pinned apart) competes only with the host's own
+    // load, which moves by hundredths of a CPU from tick to tick: folding it
+    // would give no other VM anything, so it takes more than that.
+    const double allowance = layout.pools[p].vms.size() == 1 ? config.unfoldMarginCpus : 0.0;
+    pool.contention = pool.demand > pool.capacity + allowance + kEpsilon;
+    result.contention = result.contention || pool.contention;
+    // A decision between ticks must stay cheap at a thousand VMs: formatted once per pool.
+    const std::string name = result.pools.size() > 1 ? "pool " + pool.name + ": " : "";
+    poolContext.push_back(pool.contention ? name + "contention: demand " + fixedDecimals(pool.demand, 2) +
+                                                " > capacity " + fixedDecimals(pool.capacity, 2) + "; fair share "
+                                          : name + "no contention: demand " + fixedDecimals(pool.demand, 2) +
+                                                " within capacity " + fixedDecimals(pool.capacity, 2));
+  }
+  const std::vector<double> shares = sharesOf(layout, capacities, demands, weights, result.pools);
   result.vms.reserve(vms.size());
 
   for (std::size_t i = 0; i < vms.size(); ++i) {
@@ -102,10 +139,14 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
     out.name = vm.name;
     out.demand = demands[i];
     out.share = shares[i];
+    out.pool = layout.poolOfVm[i];
+    out.dedicated = layout.dedicated[i];
+    const bool contention = result.pools[out.pool].contention;
+    const std::string& pool = poolContext[out.pool];
     const auto found = previous.find(vm.name);
     const HintState before = found == previous.end() ? HintState{} : found->second;
     const std::string context =
-        result.contention ? pool + fixedDecimals(out.share, 2) + " (weight " + fixedDecimals(vm.weight, 2) + ")" : pool;
+        contention ? pool + fixedDecimals(out.share, 2) + " (weight " + fixedDecimals(vm.weight, 2) + ")" : pool;
     if (!vm.cooperative) {
       if (vm.reachable && vm.policy.mode != FoldMode::Guest) {
         // Hinting all vCPUs folds nothing, and gives the agent a hint to acknowledge.
@@ -139,15 +180,23 @@ Allocation allocate(const AllocationConfig& config, double capacity, const std::
       case FoldMode::Auto:
         break;
     }
+    if (out.dedicated) {
+      out.hint = vm.vcpus;
+      out.state = HintState{vm.vcpus, 0, std::nullopt};
+      out.reason = "dedicated: each vCPU pinned to a pCPU of its own (" + result.pools[out.pool].name + "): all " +
+                   std::to_string(vm.vcpus) + " vCPUs, never folded";
+      result.vms.push_back(std::move(out));
+      continue;
+    }
 
-    const std::uint32_t target = result.contention ? hintForShare(vm, out.share) : upperBound(vm);
+    const std::uint32_t target = contention ? hintForShare(vm, out.share) : upperBound(vm);
     const std::string targetText = std::to_string(target) + " vCPUs";
     if (before.hint == 0 || target <= before.hint) {
       // Folding (or the first hint) takes effect at once.
       out.hint = target;
       out.state = HintState{target, 0, std::nullopt};
       out.reason = context + " -> " + targetText;
-    } else if (result.contention && out.share < before.hint + config.unfoldMarginCpus) {
+    } else if (contention && out.share < before.hint + config.unfoldMarginCpus) {
       // A share hovering just above a core boundary (load noise, QEMU's own threads) holds the hint.
       out.hint = before.hint;
       out.state = HintState{before.hint, 0, std::nullopt};

@@ -1,24 +1,25 @@
 #include "vcpufold/hostd/capacity.h"
 
-#include <algorithm>
-
 namespace vcpufold::hostd {
 
-double busyCpus(const std::map<unsigned, CpuTicks>& previous, const std::map<unsigned, CpuTicks>& current,
-                const protocol::CpuSet& pool) {
-  double busy = 0;
+std::map<unsigned, double> busyPerCpu(const std::map<unsigned, CpuTicks>& previous,
+                                      const std::map<unsigned, CpuTicks>& current, const protocol::CpuSet& cpus) {
+  std::map<unsigned, double> busy;
   for (const auto& [cpu, now] : current) {
-    if (!pool.contains(cpu)) continue;
+    if (!cpus.contains(cpu)) continue;
     const auto before = previous.find(cpu);
     if (before == previous.end() || now.total <= before->second.total || now.busy < before->second.busy) continue;
-    busy += static_cast<double>(now.busy - before->second.busy) / static_cast<double>(now.total - before->second.total);
+    busy[cpu] =
+        static_cast<double>(now.busy - before->second.busy) / static_cast<double>(now.total - before->second.total);
   }
   return busy;
 }
 
-double vmCapacity(const CapacityInputs& inputs) {
-  const double nonVm = std::max(inputs.hostBusyCpus - inputs.vmRunCpus, 0.0);
-  return std::max(inputs.poolCpus - inputs.reserveCpus - nonVm, 0.0);
+double busyCpus(const std::map<unsigned, CpuTicks>& previous, const std::map<unsigned, CpuTicks>& current,
+                const protocol::CpuSet& cpus) {
+  double total = 0;
+  for (const auto& [cpu, busy] : busyPerCpu(previous, current, cpus)) total += busy;
+  return total;
 }
 
 }  // namespace vcpufold::hostd

@@ -1,6 +1,6 @@
 #include "vcpufold/hostd/tick.h"
 
-#include "vcpufold/hostd/capacity.h"
+#include "vcpufold/hostd/cpu_pools.h"
 
 namespace vcpufold::hostd {
 
@@ -43,6 +43,27 @@ protocol::Hint wireHint(std::uint32_t vcpus, FoldMode mode, std::uint32_t ttlMs,
 }
 
 namespace {
+
+// The VM pool's pCPUs: as read, else (inputs built by hand) 0..poolCpus-1.
+protocol::CpuSet vmPoolOf(const TickInputs& inputs) {
+  if (!inputs.poolCpuSet.empty() || inputs.poolCpus < 1) return inputs.poolCpuSet;
+  return protocol::CpuSet::range(0, static_cast<unsigned>(inputs.poolCpus) - 1);
+}
+
+// The pools of the VMs as placed.
+PoolLayout layoutOf(const TickInputs& inputs) { return layoutPools(vmPoolOf(inputs), inputs.isolatedCpus, inputs.vms); }
+
+// This tick's load on the pools: per-pCPU busy time (else the pool's), each
+// VM's run time, the reserve and last tick's non-VM load.
+PoolLoad loadOf(const TickInputs& inputs, const TickReport& report) {
+  PoolLoad load;
+  load.cpuBusy = inputs.cpuBusy;
+  if (load.cpuBusy.empty()) load.poolBusyCpus = inputs.hostBusyCpus;
+  for (const VmReport& row : report.vms) load.vmRunCpus.push_back(row.load ? row.load->runCpus : 0.0);
+  load.reserveCpus = inputs.reserveCpus;
+  load.previousNonVmCpus = inputs.previousNonVmCpus;
+  return load;
+}
 
 // Missing inputs: the hints in force stay (and are renewed) for the hold, then
 // every hint stops. Nothing is decided from what is left.
@@ -126,23 +147,42 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     report.vms.push_back(std::move(row));
   }
   report.hostBusyCpus = inputs.hostBusyCpus.value_or(report.vmRunCpus);
-  // Non-VM load (host services, QEMU's own threads) shrinks the VMs' capacity
-  // only once it has lasted two ticks: a one-tick spike would fold VMs at once
-  // and unfold them ticks later.
-  report.measuredNonVmCpus = std::max(report.hostBusyCpus - report.vmRunCpus, 0.0);
-  report.nonVmCpus = inputs.previousNonVmCpus ? std::min(report.measuredNonVmCpus, *inputs.previousNonVmCpus)
-                                              : report.measuredNonVmCpus;
-  report.capacity =
-      vmCapacity({inputs.poolCpus, inputs.reserveCpus, report.vmRunCpus + report.nonVmCpus, report.vmRunCpus});
+  report.isolatedCpus = inputs.isolatedCpus;
+  const PoolLayout layout = layoutOf(inputs);
+  const std::vector<PoolCapacity> capacities = poolCapacities(layout, loadOf(inputs, report));
+  for (std::size_t p = 0; p < layout.pools.size(); ++p) {
+    const CpuPool& pool = layout.pools[p];
+    const PoolCapacity& capacity = capacities[p];
+    PoolReport out{pool.name,
+                   pool.cpus.size(),
+                   pool.vms.size(),
+                   0,
+                   capacity.busyCpus,
+                   capacity.vmRunCpus,
+                   capacity.measuredNonVmCpus,
+                   capacity.nonVmCpus,
+                   capacity.reserveCpus,
+                   capacity.capacity};
+    for (std::size_t vm : pool.vms) out.dedicatedVms += layout.dedicated[vm] ? 1U : 0U;
+    report.measuredNonVmCpus += out.measuredNonVmCpus;
+    report.nonVmCpus += out.nonVmCpus;
+    report.capacity += out.capacity;
+    report.pools.push_back(std::move(out));
+  }
+  for (std::size_t vm = 0; vm < report.vms.size(); ++vm) report.vms[vm].pool = layout.pools[layout.poolOfVm[vm]].name;
   if (const auto missing = missingInputsOf(inputs)) {
     holdOrWithdraw(inputs, *missing, report, hintState);
     finishHints(inputs, report);
     return report;
   }
 
-  const Allocation allocation = allocate(config, report.capacity, demands, hintState, inputs.now);
+  const Allocation allocation = allocate(config, layout, capacities, demands, hintState, inputs.now);
   report.totalDemand = allocation.totalDemand;
   report.contention = allocation.contention;
+  for (std::size_t p = 0; p < allocation.pools.size(); ++p) {
+    report.pools[p].demand = allocation.pools[p].demand;
+    report.pools[p].contention = allocation.pools[p].contention;
+  }
   for (std::size_t i = 0; i < allocation.vms.size(); ++i) {
     report.vms[i].allocation = allocation.vms[i];
     if (allocation.vms[i].hint) report.hintState[allocation.vms[i].name] = allocation.vms[i].state;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "vcpufold/common/system_paths.h"
+#include "vcpufold/protocol/cpulist.h"
 
 namespace vcpufold::hostd {
 namespace {
@@ -86,6 +87,7 @@ void InventoryWorker::Shared::fillSnapshot(Inventory& inventory, const RootedFs&
     snapshot.pool = std::move(*pool);
   else
     snapshot.missing.push_back("VM CPU pool: " + pool.error().message);
+  snapshot.isolatedCpus = protocol::readQuietCpus(fs);
   auto stat = fs.readFile(paths::kProcStat);
   auto parsed = stat ? parseProcStat(*stat) : Expected<ProcStat>(stat.error());
   if (parsed)

@@ -3,6 +3,7 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <set>
@@ -20,13 +21,10 @@ constexpr int kKeepAliveIntervalS = 5;
 constexpr unsigned kKeepAliveCount = 3;
 
 // vcpu.0.time without vcpu.0.delay: a libvirt before 7.2.
-bool hasVcpuTimeWithoutDelay(const std::vector<std::pair<std::string, std::uint64_t>>& params) {
-  bool time = false;
-  for (const auto& [field, value] : params) {
-    if (field == "vcpu.0.delay") return false;
-    time = time || field == "vcpu.0.time";
-  }
-  return time;
+// libvirt's QEMU driver before 7.2 gives vcpu.N.time without vcpu.N.delay;
+// other drivers (test:///) give neither.
+bool lacksVcpuDelay(const std::vector<std::pair<std::string, std::uint64_t>>& params) {
+  return std::none_of(params.begin(), params.end(), [](const auto& param) { return param.first == "vcpu.0.delay"; });
 }
 
 // libvirt prints every error on stderr unless a handler takes it; errors are
@@ -49,6 +47,7 @@ struct LibvirtInventory::State {
   virConnectPtr connection = nullptr;
   std::atomic<bool> closed{false};
   std::vector<int> callbacks;
+  bool watching = false;  // lifecycle and metadata events are registered
   std::int64_t nextAttemptNs = 0;
   std::int64_t backoffNs = 500'000'000;
   int refreshes = 0;
@@ -77,7 +76,7 @@ LibvirtInventory::~LibvirtInventory() { disconnect(); }
 
 bool LibvirtInventory::connected() const { return state_->connection && !state_->closed.load(); }
 
-bool LibvirtInventory::watchingEvents() const { return connected() && state_->callbacks.size() == 2; }
+bool LibvirtInventory::watchingEvents() const { return connected() && state_->watching; }
 
 void LibvirtInventory::startEventLoop() {
   static std::once_flag once;
@@ -95,6 +94,7 @@ void LibvirtInventory::disconnect() {
   if (!state_->connection) return;
   for (int id : state_->callbacks) virConnectDomainEventDeregisterAny(state_->connection, id);
   state_->callbacks.clear();
+  state_->watching = false;
   virConnectUnregisterCloseCallback(state_->connection, onClose);
   virConnectClose(state_->connection);
   state_->connection = nullptr;
@@ -132,16 +132,28 @@ Expected<void> LibvirtInventory::ensureConnected() {
     std::lock_guard lock(s->dirtyMutex);
     s->dirtyDomains.insert(virDomainGetName(domain));
   };
+  // vcpupin and emulatorpin changes: where the VM may run.
+  auto tunable = [](virConnectPtr, virDomainPtr domain, virTypedParameterPtr, int, void* opaque) {
+    auto* s = static_cast<State*>(opaque);
+    std::lock_guard lock(s->dirtyMutex);
+    s->dirtyDomains.insert(virDomainGetName(domain));
+  };
   using LifecycleCallback = int (*)(virConnectPtr, virDomainPtr, int, int, void*);
   using MetadataCallback = void (*)(virConnectPtr, virDomainPtr, int, const char*, void*);
+  using TunableCallback = void (*)(virConnectPtr, virDomainPtr, virTypedParameterPtr, int, void*);
   const int lifecycleId = virConnectDomainEventRegisterAny(
       state_->connection, nullptr, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
       VIR_DOMAIN_EVENT_CALLBACK(static_cast<LifecycleCallback>(lifecycle)), shared, nullptr);
   const int metadataId = virConnectDomainEventRegisterAny(
       state_->connection, nullptr, VIR_DOMAIN_EVENT_ID_METADATA_CHANGE,
       VIR_DOMAIN_EVENT_CALLBACK(static_cast<MetadataCallback>(metadata)), shared, nullptr);
-  // Without an event loop registration fails; refresh() then re-reads on every call.
-  for (int id : {lifecycleId, metadataId})
+  const int tunableId = virConnectDomainEventRegisterAny(
+      state_->connection, nullptr, VIR_DOMAIN_EVENT_ID_TUNABLE,
+      VIR_DOMAIN_EVENT_CALLBACK(static_cast<TunableCallback>(tunable)), shared, nullptr);
+  // Without an event loop registration fails; refresh() then re-reads on every
+  // call. Without the tunable event a re-pin shows at the next full re-read.
+  state_->watching = lifecycleId >= 0 && metadataId >= 0;
+  for (int id : {lifecycleId, metadataId, tunableId})
     if (id >= 0) state_->callbacks.push_back(id);
   std::lock_guard lock(state_->dirtyMutex);
   state_->dirtyAll = true;
@@ -150,7 +162,35 @@ Expected<void> LibvirtInventory::ensureConnected() {
 
 namespace {
 
-VmRecord readDomain(virDomainPtr domain, const VmRecord* previous) {
+// Where the domain's vCPUs may run: its QEMU's vCPU threads' affinity when
+// this host's /proc shows them, else libvirt's pinning record.
+VcpuPlacement readPlacement(virDomainPtr domain, const std::string& name, std::uint32_t vcpus, const RootedFs& fs) {
+  if (const auto pid = readLibvirtQemuPid(fs, name))
+    if (const auto threads = findQemuVcpuThreads(fs, *pid))
+      if (auto affinities = readThreadAffinities(fs, *pid, *threads))
+        return placementOf(*affinities, "vCPU threads' affinity");
+  const int hostCpus = virNodeGetCPUMap(virDomainGetConnect(domain), nullptr, nullptr, 0);
+  if (hostCpus <= 0 || vcpus == 0) {
+    virResetLastError();
+    return {};
+  }
+  const int mapLength = VIR_CPU_MAPLEN(hostCpus);
+  std::vector<unsigned char> maps(static_cast<std::size_t>(mapLength) * vcpus);
+  const int count =
+      virDomainGetVcpuPinInfo(domain, static_cast<int>(vcpus), maps.data(), mapLength, VIR_DOMAIN_AFFECT_LIVE);
+  if (count <= 0) {
+    virResetLastError();
+    return {};
+  }
+  std::vector<protocol::CpuSet> affinities(static_cast<std::size_t>(count));
+  for (int vcpu = 0; vcpu < count; ++vcpu)
+    for (int cpu = 0; cpu < hostCpus; ++cpu)
+      if (VIR_CPU_USABLE(maps.data(), mapLength, vcpu, cpu))
+        affinities[static_cast<std::size_t>(vcpu)].insert(static_cast<unsigned>(cpu));
+  return placementOf(affinities, "libvirt vcpupin");
+}
+
+VmRecord readDomain(virDomainPtr domain, const VmRecord* previous, const RootedFs& fs) {
   VmRecord out;
   out.name = virDomainGetName(domain);
   char uuid[VIR_UUID_STRING_BUFLEN] = {};
@@ -182,6 +222,8 @@ VmRecord readDomain(virDomainPtr domain, const VmRecord* previous) {
     out.policy = FoldPolicy{};
   }
 
+  out.placement = readPlacement(domain, out.name, out.vcpus, fs);
+
   // cpu_shares: cpu.weight on cgroup v2 hosts, cpu.shares on v1 (hostd normalises).
   std::vector<virTypedParameter> params(8);
   int count = static_cast<int>(params.size());
@@ -202,7 +244,7 @@ Expected<std::vector<VmRecord>> LibvirtInventory::refresh() {
   std::set<std::string> dirty;
   {
     std::lock_guard lock(state_->dirtyMutex);
-    all = state_->dirtyAll || state_->callbacks.size() < 2 || ++state_->refreshes % kFullRefreshEvery == 0;
+    all = state_->dirtyAll || !state_->watching || ++state_->refreshes % kFullRefreshEvery == 0;
     state_->dirtyAll = false;
     dirty.swap(state_->dirtyDomains);
   }
@@ -215,7 +257,7 @@ Expected<std::vector<VmRecord>> LibvirtInventory::refresh() {
       DomainHandle domain(domains[i]);
       const std::string name = virDomainGetName(domain.get());
       const auto previous = state_->known.find(name);
-      fresh[name] = readDomain(domain.get(), previous == state_->known.end() ? nullptr : &previous->second);
+      fresh[name] = readDomain(domain.get(), previous == state_->known.end() ? nullptr : &previous->second, fs_);
     }
     free(domains);
     state_->known = std::move(fresh);
@@ -227,7 +269,8 @@ Expected<std::vector<VmRecord>> LibvirtInventory::refresh() {
         continue;
       }
       const auto previous = state_->known.find(name);
-      state_->known[name] = readDomain(domain.get(), previous == state_->known.end() ? nullptr : &previous->second);
+      state_->known[name] =
+          readDomain(domain.get(), previous == state_->known.end() ? nullptr : &previous->second, fs_);
     }
   }
   std::vector<VmRecord> result;
@@ -257,13 +300,13 @@ Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
     }
     const std::string name = virDomainGetName(records[i]->dom);
     auto counters = vcpuCountersFromStats(params);
-    if (!counters && hasVcpuTimeWithoutDelay(params)) {
-      // libvirt before 7.2: the same counters from the vCPU threads' schedstat.
+    if (!counters && lacksVcpuDelay(params)) {
+      // The same counters from the vCPU threads' schedstat.
       if (!state_->delayFallbackNoted) {
         state_->delayFallbackNoted = true;
         state_->notes.push_back("libvirt " + uri_ +
-                                " gives no vcpu.N.delay (it needs 7.2): sampling each VM's QEMU "
-                                "vCPU threads' schedstat instead");
+                                " gives no vcpu.N.delay (the QEMU driver needs libvirt 7.2): sampling each VM's "
+                                "QEMU vCPU threads' schedstat instead");
       }
       auto pid = readLibvirtQemuPid(fs_, name);
       counters = pid ? sampleQemuVcpuThreads(fs_, *pid) : Expected<std::vector<VcpuCounters>>(pid.error());

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "vcpufold/common/system_paths.h"
+#include "vcpufold/protocol/cpulist.h"
 
 namespace vcpufold::hostd {
 namespace {
@@ -14,6 +15,8 @@ std::optional<Number> numberIn(std::string_view text) {
   if (error != std::errc() || end == text.data()) return std::nullopt;
   return value;
 }
+
+std::string taskDirOf(pid_t pid) { return std::string(paths::kProcDir) + "/" + std::to_string(pid) + "/task"; }
 
 }  // namespace
 
@@ -52,8 +55,8 @@ Expected<pid_t> readLibvirtQemuPid(const RootedFs& fs, const std::string& domain
   return *pid;
 }
 
-Expected<std::vector<VcpuCounters>> sampleQemuVcpuThreads(const RootedFs& fs, pid_t pid) {
-  const std::string taskDir = std::string(paths::kProcDir) + "/" + std::to_string(pid) + "/task";
+Expected<std::vector<pid_t>> findQemuVcpuThreads(const RootedFs& fs, pid_t pid) {
+  const std::string taskDir = taskDirOf(pid);
   std::map<pid_t, std::string> comms;
   for (const auto& entry : fs.listDirectory(taskDir)) {
     const auto tid = numberIn<pid_t>(entry);
@@ -62,6 +65,43 @@ Expected<std::vector<VcpuCounters>> sampleQemuVcpuThreads(const RootedFs& fs, pi
   }
   auto threads = vcpuThreadsFromNames(comms);
   if (!threads) return threads.error().withContext(taskDir);
+  return threads;
+}
+
+Expected<protocol::CpuSet> parseCpusAllowedList(std::string_view status) {
+  constexpr std::string_view kKey = "Cpus_allowed_list:";
+  for (std::string_view rest = status; !rest.empty();) {
+    const auto end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+    if (line.substr(0, kKey.size()) != kKey) continue;
+    line.remove_prefix(kKey.size());
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    auto cpus = protocol::parseCpuList(line);
+    if (!cpus) return cpus.error().withContext("Cpus_allowed_list");
+    if (cpus->empty()) return Error{"Cpus_allowed_list is empty"};
+    return cpus;
+  }
+  return Error{"no Cpus_allowed_list line"};
+}
+
+Expected<std::vector<protocol::CpuSet>> readThreadAffinities(const RootedFs& fs, pid_t pid,
+                                                             const std::vector<pid_t>& threads) {
+  std::vector<protocol::CpuSet> affinities;
+  for (const pid_t tid : threads) {
+    const std::string path = taskDirOf(pid) + "/" + std::to_string(tid) + "/status";
+    auto text = fs.readFile(path);
+    auto cpus = text ? parseCpusAllowedList(*text) : Expected<protocol::CpuSet>(text.error());
+    if (!cpus) return cpus.error().withContext(path);
+    affinities.push_back(*cpus);
+  }
+  return affinities;
+}
+
+Expected<std::vector<VcpuCounters>> sampleQemuVcpuThreads(const RootedFs& fs, pid_t pid) {
+  const std::string taskDir = taskDirOf(pid);
+  auto threads = findQemuVcpuThreads(fs, pid);
+  if (!threads) return threads.error();
   std::vector<VcpuCounters> counters;
   for (const pid_t tid : *threads) {
     auto text = fs.readFile(taskDir + "/" + std::to_string(tid) + "/schedstat");

@@ -8,6 +8,7 @@
 #include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/process_stat.h"
 #include "vcpufold/common/system_paths.h"
+#include "vcpufold/hostd/qemu_threads.h"
 
 namespace vcpufold::hostd {
 namespace {
@@ -188,6 +189,11 @@ Expected<std::vector<VmRecord>> QmpInventory::refresh() {
     record.vcpus = static_cast<std::uint32_t>(vm.vcpus.size());
     record.channelSocket = vm.config.hintSocket;
     record.policy = vm.config.policy;
+    // Read at every refresh, from /proc (not the monitor): a re-pin shows at the next cycle.
+    std::vector<pid_t> threads;
+    for (const auto& vcpu : vm.vcpus) threads.push_back(static_cast<pid_t>(vcpu.threadId));
+    if (auto affinities = readThreadAffinities(fs_, vm.pid, threads))
+      record.placement = placementOf(*affinities, "vCPU threads' affinity");
     records.push_back(record);
   }
   return records;

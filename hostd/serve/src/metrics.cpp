@@ -69,14 +69,41 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
   w.sample("vcpufold_metrics_connections_evicted_total", "", static_cast<double>(counters.metricsConnectionsEvicted));
   w.family("vcpufold_metrics_accept_errors_total", "counter", "Failed accepts on the metrics port (e.g. EMFILE).");
   w.sample("vcpufold_metrics_accept_errors_total", "", static_cast<double>(counters.metricsAcceptErrors));
-  w.family("vcpufold_pool_cpus", "gauge", "pCPUs VMs may run on.");
-  w.sample("vcpufold_pool_cpus", "", report.poolCpus);
-  w.family("vcpufold_capacity_cpus", "gauge", "pCPUs left for VMs after the reserve and non-VM load.");
+  w.family("vcpufold_host_vm_cpus", "gauge", "pCPUs VMs may run on (the machine cgroup's cpuset).");
+  w.sample("vcpufold_host_vm_cpus", "", report.poolCpus);
+  w.family("vcpufold_host_isolated_cpus", "gauge", "pCPUs in isolcpus or nohz_full: not VM capacity.");
+  w.sample("vcpufold_host_isolated_cpus", "", static_cast<double>(report.isolatedCpus.size()));
+  // One series per pool: pCPUs that VMs pinned apart use, named by its CPU list.
+  struct PerPool {
+    const char* name;
+    const char* help;
+    double (*value)(const PoolReport&);
+  };
+  const PerPool poolFamilies[] = {
+      {"vcpufold_pool_cpus", "pCPUs of the pool.", [](const PoolReport& p) { return static_cast<double>(p.cpus); }},
+      {"vcpufold_pool_vms", "VMs in the pool.", [](const PoolReport& p) { return static_cast<double>(p.vms); }},
+      {"vcpufold_pool_dedicated_vms", "VMs of the pool pinned 1:1 to pCPUs of their own (never folded).",
+       [](const PoolReport& p) { return static_cast<double>(p.dedicatedVms); }},
+      {"vcpufold_pool_non_vm_cpus", "Non-VM load the pool's capacity counts, in CPUs.",
+       [](const PoolReport& p) { return p.nonVmCpus; }},
+      {"vcpufold_pool_capacity_cpus", "The pool's pCPUs left for VMs after the reserve and non-VM load.",
+       [](const PoolReport& p) { return p.capacity; }},
+      {"vcpufold_pool_demand_cpus", "The pool's VMs' demand together, in CPUs.",
+       [](const PoolReport& p) { return p.demand; }},
+      {"vcpufold_pool_contention", "1 when the pool's VMs' demand exceeds its capacity.",
+       [](const PoolReport& p) { return p.contention ? 1.0 : 0.0; }},
+  };
+  for (const auto& family : poolFamilies) {
+    w.family(family.name, "gauge", family.help);
+    for (const PoolReport& pool : report.pools)
+      w.sample(family.name, "pool=\"" + escaped(pool.name) + "\"", family.value(pool));
+  }
+  w.family("vcpufold_capacity_cpus", "gauge", "pCPUs left for VMs after the reserve and non-VM load, all pools.");
   w.sample("vcpufold_capacity_cpus", "", report.capacity);
   // Not "_sum": Prometheus reads that suffix as part of a summary or histogram.
   w.family("vcpufold_demand_cpus", "gauge", "All VMs' demand together, in CPUs.");
   w.sample("vcpufold_demand_cpus", "", report.totalDemand);
-  w.family("vcpufold_contention", "gauge", "1 when the VMs' demand exceeds the capacity.");
+  w.family("vcpufold_contention", "gauge", "1 when some pool's VMs' demand exceeds its capacity.");
   w.sample("vcpufold_contention", "", report.contention ? 1 : 0);
   w.family("vcpufold_ticks_total", "counter", "Ticks run.");
   w.sample("vcpufold_ticks_total", "", static_cast<double>(report.tick));
@@ -96,6 +123,7 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
   };
   const PerVm families[] = {
       {"vcpufold_vm_vcpus", "gauge", "vCPUs of the VM."},
+      {"vcpufold_vm_pool_info", "gauge", "1, labelled with the pool the VM's vCPUs may run in."},
       {"vcpufold_vm_demand_cpus", "gauge", "The VM's demand as allocation used it, in CPUs."},
       {"vcpufold_vm_delay_ratio", "gauge", "Share of the vCPUs' wanting-to-run time spent waiting for a pCPU."},
       {"vcpufold_vm_run_cpus", "gauge", "CPUs the VM's vCPUs ran on average this tick."},
@@ -122,6 +150,11 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
       const std::string name = family.name;
       const auto& channel = vm.channel;
       if (name == "vcpufold_vm_vcpus") w.sample(name, labels, vm.record.vcpus);
+      if (name == "vcpufold_vm_pool_info" && !vm.pool.empty())
+        w.sample(name,
+                 labels + ",pool=\"" + escaped(vm.pool) + "\",dedicated=\"" +
+                     (vm.allocation.dedicated ? "true" : "false") + "\"",
+                 1);
       if (name == "vcpufold_vm_demand_cpus") w.sample(name, labels, vm.allocation.demand);
       if (name == "vcpufold_vm_delay_ratio" && vm.load) w.sample(name, labels, vm.load->delayRatio);
       if (name == "vcpufold_vm_run_cpus" && vm.load) w.sample(name, labels, vm.load->runCpus);

@@ -19,13 +19,14 @@ std::string agentColumn(const ChannelSnapshot& channel) {
 
 std::string renderStatusTable(const TickReport& report, bool withReasons) {
   std::vector<std::vector<std::string>> rows{
-      {"VM", "VCPUS", "POLICY", "AGENT", "DEMAND", "DELAY", "WEIGHT", "SHARE", "HINT", "APPLIED", "CONTROL"}};
+      {"VM", "VCPUS", "POOL", "POLICY", "AGENT", "DEMAND", "DELAY", "WEIGHT", "SHARE", "HINT", "APPLIED", "CONTROL"}};
   for (const auto& vm : report.vms) {
     const auto& channel = vm.channel;
     std::string policy = foldModeName(vm.record.policy.mode);
     if (vm.record.policyError) policy += "!";
     rows.push_back(
-        {escapeForLog(vm.record.name, 128), std::to_string(vm.record.vcpus), policy,
+        {escapeForLog(vm.record.name, 128), std::to_string(vm.record.vcpus),
+         vm.pool.empty() ? "-" : vm.pool + (vm.allocation.dedicated ? " (dedicated)" : ""), policy,
          vm.record.channelSocket ? agentColumn(channel) : "no-channel", fixedDecimals(vm.allocation.demand, 2),
          vm.load ? fixedDecimals(100 * vm.load->delayRatio, 0) + "%" : "-", fixedDecimals(vm.weight, 0),
          fixedDecimals(vm.allocation.share, 2), vm.allocation.hint ? std::to_string(*vm.allocation.hint) : "-",
@@ -39,7 +40,15 @@ std::string renderStatusTable(const TickReport& report, bool withReasons) {
                      fixedDecimals(report.reserveCpus, 2) + ", non-VM load " + fixedDecimals(report.nonVmCpus, 2) +
                      ", capacity " + fixedDecimals(report.capacity, 2) + ", demand " +
                      fixedDecimals(report.totalDemand, 2) + (report.contention ? ": contention" : ": no contention") +
+                     (report.isolatedCpus.empty() ? "" : "; isolated " + protocol::formatCpuList(report.isolatedCpus)) +
                      "\n";
+  // Each pool on its own line when there are several (VMs pinned apart).
+  if (report.pools.size() > 1)
+    for (const PoolReport& pool : report.pools)
+      text += "  pool " + pool.name + ": " + std::to_string(pool.cpus) + " CPUs, " + std::to_string(pool.vms) + " VMs" +
+              (pool.dedicatedVms ? " (" + std::to_string(pool.dedicatedVms) + " dedicated)" : "") + ", non-VM load " +
+              fixedDecimals(pool.nonVmCpus, 2) + ", capacity " + fixedDecimals(pool.capacity, 2) + ", demand " +
+              fixedDecimals(pool.demand, 2) + (pool.contention ? ": contention" : ": no contention") + "\n";
   for (const auto& row : rows) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {

@@ -34,7 +34,7 @@ std::string readFixture(const std::string& path) {
 
 // Refreshes until the condition holds (events arrive on libvirt's event thread).
 std::map<std::string, VmRecord> refreshUntil(LibvirtInventory& inventory,
-                                                  const std::function<bool(const std::map<std::string, VmRecord>&)>& done) {
+                                             const std::function<bool(const std::map<std::string, VmRecord>&)>& done) {
   std::map<std::string, VmRecord> domains;
   for (int attempt = 0; attempt < 100; ++attempt) {
     auto refreshed = inventory.refresh();
@@ -98,7 +98,8 @@ TEST(LibvirtInventory, MetadataChangesArriveAndMalformedOnesKeepTheLastValid) {
   ASSERT_TRUE(inventory.refresh());
   ASSERT_TRUE(inventory.watchingEvents()) << "metadata changes must arrive as events, not by polling";
   ASSERT_TRUE(inventory.setPolicyXml("explicit-path", R"(<policy mode="fixed" vcpus="3"/>)"));
-  auto domains = refreshUntil(inventory, [](const auto& d) { return d.at("explicit-path").policy.mode == FoldMode::Fixed; });
+  auto domains =
+      refreshUntil(inventory, [](const auto& d) { return d.at("explicit-path").policy.mode == FoldMode::Fixed; });
   EXPECT_EQ(domains["explicit-path"].policy.mode, FoldMode::Fixed);
   EXPECT_EQ(domains["explicit-path"].policy.fixedVcpus, 3u);
 
@@ -121,4 +122,25 @@ TEST(LibvirtInventory, UnreachableLibvirtIsAnErrorNotACrash) {
   auto again = inventory.refresh();
   ASSERT_FALSE(again);
   EXPECT_NE(again.error().message.find("retrying"), std::string::npos) << "backs off instead of hammering";
+}
+
+TEST(LibvirtInventory, WhereVcpusMayRunFromVcpupinAndVcpuCpuset) {
+  LibvirtInventory::startEventLoop();
+  // No QEMU threads under this root: the placement is libvirt's record.
+  vcpufold::testing::FixtureTree root("");
+  LibvirtInventory inventory("test://" + (fixturesDirectory() / "libvirt-test-driver/pinned-node.xml").string(),
+                             root.fs());
+  auto refreshed = inventory.refresh();
+  ASSERT_TRUE(refreshed) << refreshed.error().message;
+  auto domains = byName(*refreshed);
+  ASSERT_EQ(domains.size(), 5u);
+  using vcpufold::protocol::CpuSet;
+  EXPECT_EQ(domains["shared-1"].placement.cpus, CpuSet::range(1, 4)) << "<vcpu cpuset='1-4'>";
+  EXPECT_FALSE(domains["shared-1"].placement.pinnedOneToOne);
+  EXPECT_EQ(domains["shared-1"].placement.source, "libvirt vcpupin");
+  EXPECT_EQ(domains["dedicated-a"].placement.cpus, CpuSet{5}) << "the emulator pin is not where the vCPU runs";
+  EXPECT_TRUE(domains["dedicated-a"].placement.pinnedOneToOne);
+  EXPECT_EQ(domains["dedicated-b"].placement.cpus, CpuSet{6});
+  EXPECT_EQ(domains["pinned-shared"].placement.cpus, CpuSet{4});
+  EXPECT_FALSE(domains["pinned-shared"].placement.pinnedOneToOne) << "two vCPUs on one pCPU";
 }

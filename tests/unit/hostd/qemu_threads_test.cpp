@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "fixture_tree.h"
+#include "vcpufold/hostd/vm_record.h"
 
 using namespace vcpufold::hostd;
 using vcpufold::testing::FixtureTree;
@@ -72,4 +73,39 @@ TEST(QemuThreads, AMissingPidFileOrThreadIsAnError) {
   const auto counters = sampleQemuVcpuThreads(tree.fs(), 17071);
   ASSERT_FALSE(counters);
   EXPECT_NE(counters.error().message.find("17079"), std::string::npos) << counters.error().message;
+}
+
+// A QEMU 7.2 TCG process with -name debug-threads=on as libvirt starts it,
+// its vCPU 0 thread and monitor I/O thread pinned to pCPU 0 and its vCPU 1
+// thread to pCPU 1 with taskset, captured from /proc (pid 30855).
+TEST(QemuThreads, EachVcpuThreadsAffinityFromItsProcStatus) {
+  FixtureTree tree("host-qemu-pinned-threads");
+  const auto threads = findQemuVcpuThreads(tree.fs(), 30855);
+  ASSERT_TRUE(threads) << threads.error().message;
+  EXPECT_EQ(*threads, (std::vector<pid_t>{30858, 30859}));
+  const auto affinities = readThreadAffinities(tree.fs(), 30855, *threads);
+  ASSERT_TRUE(affinities) << affinities.error().message;
+  ASSERT_EQ(affinities->size(), 2u);
+  EXPECT_EQ((*affinities)[0], vcpufold::protocol::CpuSet{0});
+  EXPECT_EQ((*affinities)[1], vcpufold::protocol::CpuSet{1});
+  const VcpuPlacement placement = placementOf(*affinities, "vCPU threads' affinity");
+  EXPECT_TRUE(placement.pinnedOneToOne);
+  // The main thread was not pinned: both pCPUs.
+  const auto main = parseCpusAllowedList(tree.read("/proc/30855/task/30855/status"));
+  ASSERT_TRUE(main) << main.error().message;
+  EXPECT_EQ(*main, (vcpufold::protocol::CpuSet{0, 1}));
+}
+
+TEST(QemuThreads, AStatusWithoutAnAffinityLineIsAnError) {
+  EXPECT_FALSE(parseCpusAllowedList("Name:\tqemu\nCpus_allowed:\t3\n"));
+  EXPECT_FALSE(parseCpusAllowedList("Cpus_allowed_list:\t\n")) << "no CPU at all";
+  EXPECT_FALSE(parseCpusAllowedList("Cpus_allowed_list:\t3-1\n"));
+  const auto spaced = parseCpusAllowedList("Cpus_allowed_list:  2-3,5\nMems_allowed_list:\t0\n");
+  ASSERT_TRUE(spaced);
+  EXPECT_EQ(*spaced, (vcpufold::protocol::CpuSet{2, 3, 5}));
+  FixtureTree tree("host-qemu-pinned-threads");
+  tree.remove("/proc/30855/task/30859/status");
+  const auto gone = readThreadAffinities(tree.fs(), 30855, {30858, 30859});
+  ASSERT_FALSE(gone);
+  EXPECT_NE(gone.error().message.find("30859/status"), std::string::npos) << gone.error().message;
 }

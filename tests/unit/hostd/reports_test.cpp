@@ -22,7 +22,7 @@ TickReport contendedReport() {
   inputs.poolCpus = 2;
   inputs.poolSource = "/sys/fs/cgroup/machine.slice/cpuset.cpus.effective";
   inputs.hostBusyCpus = 2.0;
-  inputs.previousNonVmCpus = 0.0;
+  inputs.previousNonVmCpus = {{"0-1", 0.0}};
   for (const char* name : {"web", "odd \"vm\"\\\n"}) {
     VmRecord vm;
     vm.name = name;
@@ -93,7 +93,7 @@ TEST(StatusTable, OneRowPerVmUnderAPoolLineAndReasonsBelow) {
   EXPECT_NE(lines[0].find(": contention"), std::string::npos);
   EXPECT_EQ(lines[1].rfind("VM ", 0), 0u);
   for (const char* column :
-       {"VCPUS", "POLICY", "AGENT", "DEMAND", "DELAY", "WEIGHT", "SHARE", "HINT", "APPLIED", "CONTROL"})
+       {"VCPUS", "POOL", "POLICY", "AGENT", "DEMAND", "DELAY", "WEIGHT", "SHARE", "HINT", "APPLIED", "CONTROL"})
     EXPECT_NE(lines[1].find(column), std::string::npos) << column;
   // Columns line up: every value starts where its heading does.
   const auto hintColumn = lines[1].find("HINT");
@@ -128,7 +128,11 @@ TEST(MetricsPage, PromtoolFindsNothingWrongAndTheValuesAreTheDecisions) {
   EXPECT_EQ(output, "") << "promtool's lint found something";
 
   const auto has = [&page](const std::string& line) { return page.find("\n" + line + "\n") != std::string::npos; };
-  EXPECT_TRUE(has("vcpufold_pool_cpus 2"));
+  EXPECT_TRUE(has("vcpufold_host_vm_cpus 2"));
+  EXPECT_TRUE(has("vcpufold_pool_cpus{pool=\"0-1\"} 2"));
+  EXPECT_TRUE(has("vcpufold_pool_contention{pool=\"0-1\"} 1"));
+  EXPECT_TRUE(has("vcpufold_pool_demand_cpus{pool=\"0-1\"} 8"));
+  EXPECT_TRUE(has("vcpufold_vm_pool_info{vm=\"web\",pool=\"0-1\",dedicated=\"false\"} 1"));
   EXPECT_TRUE(has("vcpufold_contention 1"));
   EXPECT_TRUE(has("vcpufold_demand_cpus 8"));
   EXPECT_TRUE(has("vcpufold_ticks_total 12"));

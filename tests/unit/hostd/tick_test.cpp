@@ -34,7 +34,7 @@ TickInputs contendedPool(double pool, double runShare) {
 TEST(DecideTick, AOneTickSpikeOfNonVmLoadLeavesTheCapacity) {
   TickInputs inputs = contendedPool(4, 0.25);  // the VMs run 2 CPUs
   inputs.hostBusyCpus = 4.0;                   // 2 CPUs of something else, this tick only
-  inputs.previousNonVmCpus = 0.0;
+  inputs.previousNonVmCpus = {{"0-3", 0.0}};   // a pool is named by its CPUs
   std::map<std::string, HintState> state;
   const TickReport report = decideTick({}, inputs, state, 2);
   EXPECT_DOUBLE_EQ(report.measuredNonVmCpus, 2.0);
@@ -46,7 +46,7 @@ TEST(DecideTick, AOneTickSpikeOfNonVmLoadLeavesTheCapacity) {
 TEST(DecideTick, NonVmLoadThatLastsTwoTicksShrinksTheCapacity) {
   TickInputs inputs = contendedPool(4, 0.25);
   inputs.hostBusyCpus = 4.0;
-  inputs.previousNonVmCpus = 2.0;  // it was there last tick too
+  inputs.previousNonVmCpus = {{"0-3", 2.0}};  // it was there last tick too
   std::map<std::string, HintState> state;
   const TickReport report = decideTick({}, inputs, state, 3);
   EXPECT_DOUBLE_EQ(report.nonVmCpus, 2.0);
@@ -56,8 +56,8 @@ TEST(DecideTick, NonVmLoadThatLastsTwoTicksShrinksTheCapacity) {
 
 TEST(DecideTick, CountsTheSmallerOfTwoTicksNonVmLoad) {
   TickInputs inputs = contendedPool(4, 0.25);
-  inputs.hostBusyCpus = 3.0;       // 1 CPU of other load now
-  inputs.previousNonVmCpus = 1.5;  // 1.5 last tick
+  inputs.hostBusyCpus = 3.0;                  // 1 CPU of other load now
+  inputs.previousNonVmCpus = {{"0-3", 1.5}};  // 1.5 last tick
   std::map<std::string, HintState> state;
   const TickReport report = decideTick({}, inputs, state, 3);
   EXPECT_DOUBLE_EQ(report.measuredNonVmCpus, 1.0);
@@ -88,7 +88,7 @@ TickInputs quietHost() {
   TickInputs inputs = contendedPool(4, 0.0);
   for (auto& [name, sample] : inputs.samples) sample.vcpus.assign(4, VcpuCounters{});
   inputs.hostBusyCpus = 0.0;
-  inputs.previousNonVmCpus = 0.0;
+  inputs.previousNonVmCpus = {{"0-3", 0.0}};  // a pool is named by its CPUs
   inputs.now = kNow;
   return inputs;
 }
@@ -119,7 +119,7 @@ TEST(DecideTickMissingInputs, VmsWithoutSamplesHoldRatherThanCountAsNonVmLoad) {
   TickInputs inputs = contendedPool(4, 1.0);
   inputs.samples.clear();
   inputs.hostBusyCpus = 4.0;
-  inputs.previousNonVmCpus = 4.0;
+  inputs.previousNonVmCpus = {{"0-3", 4.0}};
   inputs.now = kNow;
   auto state = hinted(4);
   const TickReport report = decideTick({}, inputs, state, 5);

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "vcpufold/common/expected.h"
+#include "vcpufold/common/rooted_fs.h"
 #include "vcpufold/protocol/cpu_set.h"
 
 namespace vcpufold::protocol {
@@ -19,6 +20,14 @@ Expected<CpuSet> parseCpuList(std::string_view text);
 
 // Same, for the contents of a sysfs file: one trailing newline is allowed.
 Expected<CpuSet> parseCpuListFile(std::string_view contents);
+
+// The CPUs a kernel cpulist file names, or none when it is absent, cannot be
+// parsed, or says "(null)" (Linux 6.1's nohz_full without nohz_full= on the
+// boot line): for files whose absence means no CPUs (isolated, nohz_full).
+CpuSet readOptionalCpuListFile(const RootedFs& fs, const std::string& path);
+
+// The CPUs the host keeps from ordinary work: isolated (isolcpus) and nohz_full.
+CpuSet readQuietCpus(const RootedFs& fs);
 
 // Canonical form: ascending, runs of two or more consecutive CPUs as "a-b"
 // (the kernel's own formatting), "" for the empty set.

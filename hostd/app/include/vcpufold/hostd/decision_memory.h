@@ -79,7 +79,7 @@ class DecisionMemory {
   std::map<std::string, HintState> hintState_;
   std::map<std::string, VmSample> previousSamples_;
   std::optional<std::map<unsigned, CpuTicks>> previousTicks_;
-  std::optional<double> previousNonVmCpus_;
+  std::map<std::string, double> previousNonVmCpus_;   // by pool
   std::optional<Clock::time_point> windowStartedAt_;  // when the newest decided snapshot was taken
   std::optional<Clock::time_point> inputsMissingSince_;
   std::optional<TickInputs> decidedInputs_;

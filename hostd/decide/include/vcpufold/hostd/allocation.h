@@ -7,8 +7,11 @@
 //              (folding hides demand from the host; the agent's report does not);
 //              a report newer than the samples is the demand on its own (the
 //              guest's load changed after they were taken)
-//   no contention (sum of demand <= capacity): every VM gets all its vCPUs
-//   contention: weighted max-min fair share (water-filling) of capacity; a VM's
+//   each pool (cpu_pools.h) on its own:
+//   no contention (sum of demand <= capacity; for a VM alone in its pool,
+//              <= capacity + `unfoldMarginCpus`): every VM gets all its vCPUs
+//   contention: weighted max-min fair share of capacity (water-filling; over
+//              overlapping sets of pCPUs, progressive filling); a VM's
 //              hint is its share rounded up to whole guest cores, clamped to
 //              [min-vcpus, min(vCPUs, max-vcpus)]
 //   fold at once; unfold only when a larger hint has been asked for without a
@@ -18,6 +21,7 @@
 //   `unfoldMarginCpus` (a share of 1.2 CPUs holds a hint of 1 however long it
 //   lasts: load noise and QEMU's own threads move a share by that much, and a
 //   hint that followed them would flap around the core boundary)
+//   a dedicated VM (each vCPU pinned to a pCPU of its own) is never folded
 //   VMs without a working agent, and VMs whose policy is off, fixed or guest,
 //   take part at their demand and keep their own entitlement; only the
 //   cooperative ones are folded. An agent that is connected but has not
@@ -31,6 +35,8 @@
 #include <string>
 #include <vector>
 
+#include "vcpufold/hostd/cpu_pools.h"
+#include "vcpufold/hostd/fair_share.h"
 #include "vcpufold/hostd/policy.h"
 
 namespace vcpufold::hostd {
@@ -72,22 +78,33 @@ struct VmAllocation {
   double share = 0.0;                 // CPUs of the pool this VM is entitled to
   std::optional<std::uint32_t> hint;  // vCPUs to keep preferred; none: not hinted
   std::string reason;
-  HintState state;  // for the next tick
+  HintState state;         // for the next tick
+  std::size_t pool = 0;    // index into Allocation::pools
+  bool dedicated = false;  // each vCPU pinned to a pCPU of its own: never folded
+};
+
+struct PoolAllocation {
+  std::string name;
+  double capacity = 0.0;
+  double demand = 0.0;
+  bool contention = false;
 };
 
 struct Allocation {
-  double capacity = 0.0;
-  double totalDemand = 0.0;
-  bool contention = false;
+  double capacity = 0.0;     // of every pool
+  double totalDemand = 0.0;  // of every VM
+  bool contention = false;   // in some pool
+  std::vector<PoolAllocation> pools;
   std::vector<VmAllocation> vms;  // in input order
 };
 
-Allocation allocate(const AllocationConfig& config, double capacity, const std::vector<VmDemand>& vms,
+// vms in the layout's order; capacities one per layout pool.
+Allocation allocate(const AllocationConfig& config, const PoolLayout& layout,
+                    const std::vector<PoolCapacity>& capacities, const std::vector<VmDemand>& vms,
                     const std::map<std::string, HintState>& previous, std::chrono::steady_clock::time_point now);
 
-// Weighted max-min fair shares of capacity over demands (water-filling):
-// share_i = min(demand_i, level * weight_i) with the level that fills
-// capacity, or every demand when they fit. Exposed for tests.
-std::vector<double> waterFill(double capacity, const std::vector<double>& demands, const std::vector<double>& weights);
+// One pool that every VM may use anywhere in.
+Allocation allocate(const AllocationConfig& config, double capacity, const std::vector<VmDemand>& vms,
+                    const std::map<std::string, HintState>& previous, std::chrono::steady_clock::time_point now);
 
 }  // namespace vcpufold::hostd

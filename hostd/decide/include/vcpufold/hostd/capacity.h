@@ -1,6 +1,6 @@
 #pragma once
-// What of the pool is left for VMs: the host's busy time per CPU against the
-// VMs' own run time.
+// The host's busy time per pCPU between two readings of /proc/stat; what of
+// it is the VMs' is decided per pool (cpu_pools.h).
 
 #include <map>
 
@@ -9,18 +9,13 @@
 
 namespace vcpufold::hostd {
 
-// CPUs' worth of busy time on `pool` between two readings.
-double busyCpus(const std::map<unsigned, CpuTicks>& previous, const std::map<unsigned, CpuTicks>& current,
-                const protocol::CpuSet& pool);
+// Per pCPU of `cpus`, the share of the time between the readings it was busy
+// (a CPU missing from either reading, or whose counters went backwards, is left out).
+std::map<unsigned, double> busyPerCpu(const std::map<unsigned, CpuTicks>& previous,
+                                      const std::map<unsigned, CpuTicks>& current, const protocol::CpuSet& cpus);
 
-struct CapacityInputs {
-  double poolCpus = 0;      // size of the VM pool
-  double reserveCpus = 0;   // configured host reserve
-  double hostBusyCpus = 0;  // busy time on the pool this tick
-  double vmRunCpus = 0;     // run time of all vCPUs this tick
-};
-// pool - reserve - (host busy - VM run), never below zero. Guest time is part
-// of the host's busy time, so what is left after VMs is the non-VM load.
-double vmCapacity(const CapacityInputs& inputs);
+// CPUs' worth of busy time on `cpus` between two readings.
+double busyCpus(const std::map<unsigned, CpuTicks>& previous, const std::map<unsigned, CpuTicks>& current,
+                const protocol::CpuSet& cpus);
 
 }  // namespace vcpufold::hostd

@@ -27,6 +27,7 @@
 #include "vcpufold/hostd/channel_snapshot.h"
 #include "vcpufold/hostd/vcpu_sample.h"
 #include "vcpufold/hostd/vm_record.h"
+#include "vcpufold/protocol/cpu_set.h"
 #include "vcpufold/protocol/messages.h"
 
 namespace vcpufold::hostd {
@@ -38,9 +39,26 @@ struct VmReport {
   ChannelSnapshot channel;
   bool statusFresh = false;  // the agent's last status counted as evidence this tick
   VmAllocation allocation;
+  std::string pool;  // the name of its pool (its pCPUs)
   // The hint to send, finished but for its sequence number (the channel
   // numbers what it sends); none: not hinted.
   std::optional<protocol::Hint> hint;
+};
+
+// One pool's part of a decision (cpu_pools.h).
+struct PoolReport {
+  std::string name;  // its pCPUs as a CPU list
+  std::size_t cpus = 0;
+  std::size_t vms = 0;
+  std::size_t dedicatedVms = 0;
+  double busyCpus = 0.0;
+  double vmRunCpus = 0.0;
+  double measuredNonVmCpus = 0.0;
+  double nonVmCpus = 0.0;
+  double reserveCpus = 0.0;
+  double capacity = 0.0;
+  double demand = 0.0;
+  bool contention = false;
 };
 
 struct TickReport {
@@ -50,11 +68,13 @@ struct TickReport {
   double reserveCpus = 0.0;
   double hostBusyCpus = 0.0;
   double vmRunCpus = 0.0;
-  double measuredNonVmCpus = 0.0;  // host busy - VM run this tick
-  double nonVmCpus = 0.0;          // what capacity counts: the smaller of this tick's and the last's
-  double capacity = 0.0;
+  double measuredNonVmCpus = 0.0;  // host busy - VM run this tick, over every pool
+  double nonVmCpus = 0.0;          // what capacity counts: per pool the smaller of this tick's and the last's
+  double capacity = 0.0;           // of every pool
   double totalDemand = 0.0;
-  bool contention = false;
+  bool contention = false;        // in some pool
+  protocol::CpuSet isolatedCpus;  // not VM capacity (isolcpus, nohz_full)
+  std::vector<PoolReport> pools;
   std::optional<std::string> inputsMissing;  // set when the tick held or withdrew hints instead of deciding
   bool hintsWithdrawn = false;               // inputs missing for longer than the hold: no VM hinted
   std::vector<VmReport> vms;
@@ -68,10 +88,13 @@ struct TickInputs {
   std::map<std::string, ChannelSnapshot> channels;
   double poolCpus = 0.0;
   std::string poolSource;
+  protocol::CpuSet poolCpuSet;    // the VM pool's pCPUs; empty: 0..poolCpus-1
+  protocol::CpuSet isolatedCpus;  // isolcpus and nohz_full pCPUs
   double reserveCpus = 0.0;
-  std::optional<double> hostBusyCpus;       // none on the first tick: no non-VM load known
-  std::optional<double> previousNonVmCpus;  // the last tick's measuredNonVmCpus
-  bool cgroupV2 = true;                     // libvirt's cpu_shares is cpu.weight (v2) or cpu.shares (v1)
+  std::optional<double> hostBusyCpus;               // on the pool; none on the first tick: no non-VM load known
+  std::map<unsigned, double> cpuBusy;               // per pCPU; empty: hostBusyCpus spread evenly over the pool
+  std::map<std::string, double> previousNonVmCpus;  // the last tick's measured non-VM load, by pool
+  bool cgroupV2 = true;                             // libvirt's cpu_shares is cpu.weight (v2) or cpu.shares (v1)
 
   std::chrono::steady_clock::time_point now{};  // the time of this decision
   // When the samples' window began (the previous snapshot): a guest whose

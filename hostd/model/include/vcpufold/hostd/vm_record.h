@@ -5,10 +5,25 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "vcpufold/hostd/policy.h"
+#include "vcpufold/protocol/cpu_set.h"
 
 namespace vcpufold::hostd {
+
+// Where a VM's vCPUs may run on the host: the pCPUs of the thread affinity of
+// its vCPU threads (which reflects libvirt's vcpupin, <vcpu cpuset>, and the
+// cgroup cpusets), else libvirt's pinning record. Read at inventory refresh.
+struct VcpuPlacement {
+  protocol::CpuSet cpus;        // the union over its vCPUs; empty: not known (anywhere in the pool)
+  bool pinnedOneToOne = false;  // every vCPU pinned to a single pCPU, each to a different one
+  std::string source;           // where it was read, for --oneshot and logs
+  friend bool operator==(const VcpuPlacement&, const VcpuPlacement&) = default;
+};
+
+// The placement of vCPUs whose allowed pCPUs are known one by one.
+VcpuPlacement placementOf(const std::vector<protocol::CpuSet>& vcpuCpus, std::string source);
 
 struct VmRecord {
   std::string name;
@@ -19,6 +34,7 @@ struct VmRecord {
   FoldPolicy policy;                          // last valid policy (the default when none is set)
   std::optional<std::string> policyError;     // the current policy is malformed, and why
   std::optional<double> cgroupWeight;         // raw cpu_shares from libvirt (cpu.weight on v2 hosts)
+  VcpuPlacement placement;
 };
 
 }  // namespace vcpufold::hostd

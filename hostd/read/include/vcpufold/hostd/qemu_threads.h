@@ -16,6 +16,7 @@
 #include "vcpufold/common/expected.h"
 #include "vcpufold/common/rooted_fs.h"
 #include "vcpufold/hostd/vcpu_sample.h"
+#include "vcpufold/protocol/cpu_set.h"
 
 namespace vcpufold::hostd {
 
@@ -28,6 +29,17 @@ Expected<std::vector<pid_t>> vcpuThreadsFromNames(const std::map<pid_t, std::str
 
 // The pid in a libvirt domain's pid file.
 Expected<pid_t> readLibvirtQemuPid(const RootedFs& fs, const std::string& domain);
+
+// The vCPU threads of QEMU process `pid`, by vCPU index, from their names.
+Expected<std::vector<pid_t>> findQemuVcpuThreads(const RootedFs& fs, pid_t pid);
+
+// The pCPUs a thread may run on, from its /proc status ("Cpus_allowed_list:").
+Expected<protocol::CpuSet> parseCpusAllowedList(std::string_view status);
+
+// Each listed thread's allowed pCPUs, in order: its sched affinity, which
+// reflects libvirt's vcpupin and <vcpu cpuset>, taskset, and cgroup cpusets.
+Expected<std::vector<protocol::CpuSet>> readThreadAffinities(const RootedFs& fs, pid_t pid,
+                                                             const std::vector<pid_t>& threads);
 
 // Run time and run-queue delay of each vCPU thread of QEMU process `pid`.
 Expected<std::vector<VcpuCounters>> sampleQemuVcpuThreads(const RootedFs& fs, pid_t pid);
