@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -88,21 +89,25 @@ class FoldEndToEnd : public ::testing::Test {
   std::string status() {
     return runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir() + "/hostd.toml status");
   }
-  // The status row of a VM, split into columns.
-  std::vector<std::string> row(const std::string& vm) {
+  // The status row of a VM as column name -> value (the header line names them).
+  std::map<std::string, std::string> row(const std::string& vm) {
     std::istringstream lines(status());
+    std::vector<std::string> names;
     for (std::string line; std::getline(lines, line);) {
-      if (line.rfind(vm + " ", 0) != 0) continue;
       std::istringstream words(line);
-      return {std::istream_iterator<std::string>(words), {}};
+      const std::vector<std::string> columns{std::istream_iterator<std::string>(words), {}};
+      if (line.rfind("VM ", 0) == 0) names = columns;
+      if (line.rfind(vm + " ", 0) != 0 || names.size() != columns.size()) continue;
+      std::map<std::string, std::string> byName;
+      for (std::size_t i = 0; i < names.size(); ++i) byName[names[i]] = columns[i];
+      return byName;
     }
     return {};
   }
-  // Columns: VM VCPUS POLICY AGENT DEMAND DELAY WEIGHT SHARE HINT APPLIED
-  // CONTROL
-  bool rowIs(const std::string& vm, std::size_t column, const std::string& value) {
+  bool rowIs(const std::string& vm, const std::string& column, const std::string& value) {
     const auto columns = row(vm);
-    return columns.size() > column && columns[column] == value;
+    const auto found = columns.find(column);
+    return found != columns.end() && found->second == value;
   }
   std::string guest(int index, const std::string& command) {
     auto result = controls_[static_cast<std::size_t>(index)]->run(command, 60'000);
@@ -141,12 +146,14 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
 
   // Discovery through libvirt; channels up, versions agreed, agents
   // acknowledging.
-  ASSERT_TRUE(waitUntil([&] { return rowIs(a, 3, "ready") && rowIs(b, 3, "ready"); }, 60'000, 250)) << status();
+  ASSERT_TRUE(waitUntil([&] { return rowIs(a, "AGENT", "ready") && rowIs(b, "AGENT", "ready"); }, 60'000, 250))
+      << status();
   // Eight busy vCPUs on this machine's pCPUs: contention, one vCPU each,
   // applied in the guests.
-  ASSERT_TRUE(waitUntil([&] { return rowIs(a, 8, "1") && rowIs(a, 9, "0") && rowIs(b, 9, "0"); }, 30'000, 250))
+  ASSERT_TRUE(waitUntil([&] { return rowIs(a, "HINT", "1") && rowIs(a, "APPLIED", "0") && rowIs(b, "APPLIED", "0"); },
+                        30'000, 250))
       << status();
-  EXPECT_TRUE(rowIs(a, 10, "host")) << status();
+  EXPECT_TRUE(rowIs(a, "CONTROL", "host")) << status();
   EXPECT_TRUE(waitUntil([&] { return burnersOnlyOn(0, {0}) && burnersOnlyOn(1, {0}); }, 60'000, 250))
       << "CPU-bound tasks did not move onto CPU 0";
   EXPECT_EQ(guest(0, "cat /sys/fs/cgroup/vcpufold.fold/cpuset.cpus.effective"), "0\n");
@@ -155,7 +162,7 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   auto changed = Clock::now();
   runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
            " --key vcpufold --set '<policy mode=\"fixed\" vcpus=\"2\"/>' --live");
-  ASSERT_TRUE(waitUntil([&] { return rowIs(a, 8, "2"); }, 10'000, 250)) << status();
+  ASSERT_TRUE(waitUntil([&] { return rowIs(a, "HINT", "2"); }, 10'000, 250)) << status();
   const double policySeconds = secondsSince(changed);
   std::printf("policy change to hint: %.2f s (tick %.1f s)\n", policySeconds, kTickMs / 1000.0);
   EXPECT_LE(policySeconds, 2 * kTickMs / 1000.0 + 0.6) << "status is polled, so allow one poll of slack";
@@ -164,7 +171,7 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   // Policy off: all vCPUs, the guest unfolds, tasks spread.
   runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
            " --key vcpufold --set '<policy mode=\"off\"/>' --live");
-  ASSERT_TRUE(waitUntil([&] { return rowIs(a, 8, "4") && rowIs(a, 9, "0-3"); }, 10'000, 250)) << status();
+  ASSERT_TRUE(waitUntil([&] { return rowIs(a, "HINT", "4") && rowIs(a, "APPLIED", "0-3"); }, 10'000, 250)) << status();
   EXPECT_TRUE(waitUntil([&] { return burnersSpread(0); }, 60'000, 250)) << "burners did not spread after policy off";
   EXPECT_EQ(guest(0, "ls -d /sys/fs/cgroup/vcpufold.fold 2>&1 | grep -c 'No such'"), "1\n")
       << "unfolded means no restriction left";
@@ -173,7 +180,7 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
 
   // hostd killed: the lease (3 ticks) runs out and the guest's fallback takes
   // over within ttl plus one agent interval.
-  ASSERT_TRUE(waitUntil([&] { return rowIs(b, 8, "1"); }, 10'000, 250));
+  ASSERT_TRUE(waitUntil([&] { return rowIs(b, "HINT", "1"); }, 10'000, 250));
   hostd_->signal(SIGKILL);
   ASSERT_TRUE(hostd_->waitExit(5000));
   const auto killed = Clock::now();
@@ -188,7 +195,8 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   // hostd restarted: the agents resync (hello, hint, ack).
   startHostd();
   EXPECT_TRUE(
-      waitUntil([&] { return rowIs(a, 3, "ready") && rowIs(b, 3, "ready") && rowIs(b, 10, "host"); }, 30'000, 250))
+      waitUntil([&] { return rowIs(a, "AGENT", "ready") && rowIs(b, "AGENT", "ready") && rowIs(b, "CONTROL", "host"); },
+                30'000, 250))
       << status();
 
   // libvirtd stops for 15 s. hostd cannot sample: it holds the hints in force
@@ -197,16 +205,17 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   // ever decreases. Weights 300:100 give a hint above the minimum to watch.
   runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
            " --key vcpufold --set '<policy mode=\"auto\" weight=\"300\"/>' --live");
-  ASSERT_TRUE(waitUntil([&] { return rowIs(a, 8, "2") && rowIs(b, 8, "1"); }, 20'000, 250)) << status();
+  ASSERT_TRUE(waitUntil([&] { return rowIs(a, "HINT", "2") && rowIs(b, "HINT", "1"); }, 20'000, 250)) << status();
   runShell("pkill -x libvirtd; for i in $(seq 50); do pgrep -x libvirtd >/dev/null || break; sleep 0.1; done");
   const auto stopped = Clock::now();
   std::optional<double> withdrawnAfter;
   while (secondsSince(stopped) < 15) {
-    const auto columns = row(a);
-    ASSERT_GT(columns.size(), 8u) << status();
-    if (columns[8] == "-" && !withdrawnAfter) withdrawnAfter = secondsSince(stopped);
-    EXPECT_TRUE(columns[8] == "2" || columns[8] == "-") << "a's hint changed while libvirtd was down\n" << status();
-    EXPECT_FALSE(withdrawnAfter && columns[8] != "-") << "a hint came back without libvirtd\n" << status();
+    auto columns = row(a);
+    ASSERT_TRUE(columns.count("HINT")) << status();
+    const std::string hint = columns["HINT"];
+    if (hint == "-" && !withdrawnAfter) withdrawnAfter = secondsSince(stopped);
+    EXPECT_TRUE(hint == "2" || hint == "-") << "a's hint changed while libvirtd was down\n" << status();
+    EXPECT_FALSE(withdrawnAfter && hint != "-") << "a hint came back without libvirtd\n" << status();
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   // hostd may notice the closed connection a moment before pkill returns, and
@@ -219,7 +228,7 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   EXPECT_NE(outage.find("inputs missing: inventory"), std::string::npos) << outage;
   EXPECT_NE(outage.find("hints stopped; leases lapse"), std::string::npos) << outage;
   runShell(VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/libvirtd.sh");
-  EXPECT_TRUE(waitUntil([&] { return rowIs(a, 8, "2") && rowIs(b, 8, "1"); }, 60'000, 250))
+  EXPECT_TRUE(waitUntil([&] { return rowIs(a, "HINT", "2") && rowIs(b, "HINT", "1"); }, 60'000, 250))
       << "hints again once libvirtd answers\n"
       << status();
   runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
@@ -239,5 +248,6 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   runShell("virsh -c qemu:///system reset " + a);
   controls_[0]->reset();
   ASSERT_TRUE(controls_[0]->waitReady(180'000)) << "the guest did not come back";
-  EXPECT_TRUE(waitUntil([&] { return rowIs(a, 3, "ready") && rowIs(a, 9, "0"); }, 60'000, 250)) << status();
+  EXPECT_TRUE(waitUntil([&] { return rowIs(a, "AGENT", "ready") && rowIs(a, "APPLIED", "0"); }, 60'000, 250))
+      << status();
 }

@@ -34,7 +34,8 @@ constexpr const char* kLabDir = "/var/tmp/vcpufold-lab";
 class HostdUnderLibvirt : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (auto reason = vcpufold::testing::labUnavailableReason()) GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
+    if (auto reason = vcpufold::testing::labUnavailableReason())
+      GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
     if (std::system("command -v libvirtd >/dev/null 2>&1") != 0)
       GTEST_SKIP() << "end-to-end tests skipped: libvirtd is not installed (scripts/install-deps.sh installs it)";
     // The guests boot first and burn only when both are up (lab.hold): a TCG
@@ -60,7 +61,9 @@ class HostdUnderLibvirt : public ::testing::Test {
 TEST_F(HostdUnderLibvirt, OneshotThenDaemonThroughALibvirtdRestart) {
   // TCG guests boot in seconds; poll until both burn (their vCPUs wait for
   // pCPUs).
-  const std::regex row(R"(vcpufold-e2e-[ab]\s+4\s+auto\s+\S+\s+([0-9.]+)\s+([0-9]+)%\s+\S+\s+([0-9.]+)\s+([0-9]+))");
+  // VM, VCPUS, POOL (nothing pinned: the whole pool), POLICY, AGENT, DEMAND, DELAY, WEIGHT, SHARE, HINT.
+  const std::regex row(
+      R"(vcpufold-e2e-[ab]\s+4\s+[0-9,-]+\s+auto\s+\S+\s+([0-9.]+)\s+([0-9]+)%\s+\S+\s+([0-9.]+)\s+([0-9]+))");
   std::string output;
   int rows = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);

@@ -81,6 +81,7 @@ std::string QemuGuest::accelerator() {
 QemuGuest::QemuGuest(QemuGuestSpec spec)
     : spec_(std::move(spec)), control_((spec_.runDirectory / "ctl.sock").string()) {
   std::filesystem::create_directories(spec_.runDirectory);
+  if (!spec_.vmName.empty()) std::filesystem::create_directories(spec_.qmpDirectory);
   const auto dir = spec_.runDirectory.string();
   const bool kvm = accelerator() == "kvm";
   std::vector<std::string> args{"-accel",
@@ -109,21 +110,37 @@ QemuGuest::QemuGuest(QemuGuestSpec spec)
                                 "-device",
                                 "virtio-serial-pci,id=vser0",
                                 "-chardev",
-                                "socket,id=hint,path=" + hintSocket() + ",server=on,wait=off",
-                                "-device",
-                                "virtserialport,bus=vser0.0,chardev=hint,name=org.vcpufold.hint.0,id=hintport",
-                                "-chardev",
                                 "socket,id=ctl,path=" + dir + "/ctl.sock,server=on,wait=off",
                                 "-device",
                                 "virtserialport,bus=vser0.0,chardev=ctl,name=org.vcpufold.lab.ctl",
                                 "-qmp",
-                                "unix:" + dir + "/qmp.sock,server=on,wait=off"};
+                                "unix:" + qmpSocket() + ",server=on,wait=off"};
+  const std::vector<std::string> hintPort =
+      spec_.vmName.empty()
+          ? std::vector<std::string>{"-chardev", "socket,id=hint,path=" + hintSocket() + ",server=on,wait=off",
+                                     "-device",
+                                     "virtserialport,bus=vser0.0,chardev=hint,name=org.vcpufold.hint.0,id=hintport"}
+          // Exactly the arguments docs/hostd.md gives ("Inventory backends").
+          : std::vector<std::string>{
+                "-name",    spec_.vmName,
+                "-chardev", "socket,id=vcpufold,path=" + hintSocket() + ",server=on,wait=off",
+                "-device",  "virtio-serial-pci,id=vcpufold-serial",
+                "-device",  "virtserialport,bus=vcpufold-serial.0,chardev=vcpufold,name=org.vcpufold.hint.0"};
+  args.insert(args.end(), hintPort.begin(), hintPort.end());
   process_ = std::make_unique<ChildProcess>("/usr/bin/qemu-system-x86_64", args, dir + "/qemu.log");
 }
 
 QemuGuest::~QemuGuest() = default;
 
-std::string QemuGuest::hintSocket() const { return (spec_.runDirectory / "hint.sock").string(); }
+std::string QemuGuest::hintSocket() const {
+  if (!spec_.vmName.empty()) return (spec_.qmpDirectory / (spec_.vmName + ".hint.sock")).string();
+  return (spec_.runDirectory / "hint.sock").string();
+}
+
+std::string QemuGuest::qmpSocket() const {
+  if (!spec_.vmName.empty()) return (spec_.qmpDirectory / (spec_.vmName + ".qmp")).string();
+  return (spec_.runDirectory / "qmp.sock").string();
+}
 std::string QemuGuest::consoleLog() const { return (spec_.runDirectory / "console.log").string(); }
 
 std::string QemuGuest::console() const {
@@ -135,7 +152,7 @@ std::string QemuGuest::console() const {
 
 std::optional<std::string> QemuGuest::qmp(const std::string& command, int timeoutMs) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
-  const int fd = connectUnixSocket((spec_.runDirectory / "qmp.sock").string());
+  const int fd = connectUnixSocket(qmpSocket());
   if (fd < 0) return std::nullopt;
   std::string buffer;
   // Greeting, then capabilities negotiation, then the command; answers are

@@ -42,6 +42,12 @@ struct QemuGuestSpec {
   std::string smp = "4";
   std::string memory = "256M";
   std::string kernelArgs;  // appended to the command line, e.g. "lab.run=agent-e2e"
+  // Set: the guest is started as docs/hostd.md tells plain QEMU and Proxmox
+  // users, for hostd's QMP backend: -qmp unix:DIR/NAME.qmp and the hint port
+  // on DIR/NAME.hint.sock behind the documented device ids, DIR being
+  // qmpDirectory (the lab's control port stays in runDirectory).
+  std::string vmName{};
+  std::filesystem::path qmpDirectory{};
 };
 
 class QemuGuest {
@@ -53,6 +59,7 @@ class QemuGuest {
   static std::string accelerator();
 
   [[nodiscard]] std::string hintSocket() const;
+  [[nodiscard]] std::string qmpSocket() const;
   [[nodiscard]] std::string consoleLog() const;
   [[nodiscard]] std::string console() const;  // what the guest printed so far
 

@@ -8,6 +8,7 @@
 #include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/process_stat.h"
 #include "vcpufold/common/system_paths.h"
+#include "vcpufold/hostd/cgroup_weight.h"
 #include "vcpufold/hostd/qemu_threads.h"
 
 namespace vcpufold::hostd {
@@ -182,6 +183,7 @@ Expected<std::vector<VmRecord>> QmpInventory::refresh() {
   std::erase_if(lastNotes_, [&seen](const auto& entry) { return !seen.count(entry.first); });
 
   std::vector<VmRecord> records;
+  const bool cgroupV2 = fs_.exists(std::string(paths::kCgroupRoot) + "/cgroup.controllers");
   for (const auto& [name, vm] : vms_) {
     if (vm.vcpus.empty()) continue;  // never answered query-cpus-fast: not known as a VM yet
     VmRecord record;
@@ -189,6 +191,8 @@ Expected<std::vector<VmRecord>> QmpInventory::refresh() {
     record.vcpus = static_cast<std::uint32_t>(vm.vcpus.size());
     record.channelSocket = vm.config.hintSocket;
     record.policy = vm.config.policy;
+    // The QEMU's cgroup weight (Proxmox's cpuunits), unless [[vm]] sets one.
+    if (auto weight = readProcessCpuWeight(fs_, vm.pid, cgroupV2)) record.cgroupWeight = *weight;
     // Read at every refresh, from /proc (not the monitor): a re-pin shows at the next cycle.
     std::vector<pid_t> threads;
     for (const auto& vcpu : vm.vcpus) threads.push_back(static_cast<pid_t>(vcpu.threadId));
