@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Measures vcpufold-agent's resident memory and CPU time at the default
 # interval, on this machine's real /proc and /sys, with a host feeding it a
 # hint every second over unix-listen (the actuator is "none": nothing on this

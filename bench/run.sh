@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds and runs the benches, and writes what they measured into
 # docs/performance.md (plots into docs/images/, raw CSV into docs/data/),
 # between the "<!-- NAME:begin -->" and "<!-- NAME:end -->" markers. The

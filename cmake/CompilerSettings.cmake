@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Warnings every target of ours links (PRIVATE), so third-party headers found
 # as system includes stay out of them.
 add_library(vcpufold_warnings INTERFACE)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Debian packages through CPack, one per daemon (component):
 #   cpack -G DEB  ->  vcpufold-agent_<version>_amd64.deb, vcpufold-hostd_<version>_amd64.deb
 set(CPACK_GENERATOR DEB)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vcpufold in five minutes, on one Debian 12 machine (as root): three 4-vCPU
 # guests under libvirt, each running four CPU-bound tasks and vcpufold-agent,
 # and vcpufold-hostd folding them to their fair share of this machine's pCPUs.

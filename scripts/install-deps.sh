@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installs the Debian 12 packages vcpufold builds and tests with. Idempotent:
 # does nothing (not even apt-get update) when everything is already there.
 # Usage: scripts/install-deps.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The test command: installs what the build needs (Debian 12, as root), then
 # builds and runs every test in three configurations:
 #   release   RelWithDebInfo, gcc             (ctest: all labels, e2e and kernel included)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // One run of the contention bench: a scenario's emulated VMs under one mode
 // (fixed counts the bench sets, or the agents with or without hostd), warmed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Small helpers the bench's programs share: a number in a printf pattern,
 // whole-file reads and writes (cgroup files, the fleet's control files, a

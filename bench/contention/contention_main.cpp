@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // vcpufold-bench-contention: emulated VMs on this host's real scheduler, in
 // the scenarios of bench/contention/scenarios/ (or any file given), measured
 // side by side in every mode with repetitions. See README.md here.

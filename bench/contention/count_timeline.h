@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // A VM's preferred vCPU count over a run, as the bench reads it from the
 // emulated VM's log: the count from `at` seconds on (window-relative, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // A host CPU group per emulated VM with the VM's weight, as libvirt places a
 // VM in its own cgroup with <cputune><shares>: cgroup v2 cpu.weight, or v1

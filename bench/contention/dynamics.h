@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // How a controller followed the load, from its preferred-count timelines
 // against target counts (the clairvoyant's, or best-static's for one phase).

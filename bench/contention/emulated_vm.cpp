@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // vcpufold-emulated-vm: a process that looks like a VM to the host scheduler
 // and to hostd, for the contention bench and the integration tests (not part
 // of the product). See usage() and bench/contention/README.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // A fleet of emulated VMs on this host, each with its guest tree, its host CPU
 // group and optionally a real vcpufold-agent, plus optionally a real

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The guest's view of itself that the real vcpufold-agent reads and writes
 // (run with --root TREE): the emulated VM publishes TREE/proc/stat, in which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The work an emulated VM does, scheduled as a guest kernel would: the VM's
 // runnable tasks wait in one run queue and run on its preferred vCPUs, a slice

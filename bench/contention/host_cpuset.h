@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The pCPUs a scenario's VMs share: a cpuset cgroup the bench creates
 // (cgroup v2 /sys/fs/cgroup/vcpufold-bench, or v1

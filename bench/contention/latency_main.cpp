@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // vcpufold-bench-latency: how long a demand change takes to reach a guest's
 // preferred mask, in both directions, split into its stages. Two VMs on 2
 // pCPUs with real agents and a real hostd: vm-a runs 2 tasks; vm-b wakes with

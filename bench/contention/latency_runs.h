@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The latency bench's two set-ups. Each times `repetitions` folds and unfolds
 // of one VM caused by its neighbour's demand change and returns the table

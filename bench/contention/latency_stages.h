@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The latency bench's reading of its logs: when a demand change happened, when
 // the changed guest's agent reported it, when hostd decided, when the other

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Everything the bench does for one scenario: the search for best-static and
 // clairvoyant (when asked for), the fixed counts of each mode (a mode whose

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The contention bench's modes, and the fixed configurations some of them
 // apply. Nothing here uses hostd's code: the limits the bench compares

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // What the bench found for one scenario: the runs of every mode, the fixed
 // counts it used, its search, and the figures derived from the runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The report's pictures, drawn by gnuplot: vcpufold's throughput ratio to each
 // other mode per scenario with the 95% intervals as whiskers, and for a phased

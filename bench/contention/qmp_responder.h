@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The slice of QEMU's monitor (QMP) that hostd's QMP backend uses:
 // qmp_capabilities, query-name and query-cpus-fast with the vCPU threads'

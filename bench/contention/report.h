@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The contention bench's report: the Markdown that bench/run.sh puts into
 // docs/performance.md (targets and their verdicts, where vcpufold does not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // A contention scenario, read from a TOML file (bench/contention/scenarios/):
 // the pCPUs the VMs share, the VMs (vCPUs, threads per core, weight, workload,

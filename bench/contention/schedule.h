@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // How many tasks an emulated VM runs over time: the demand a scenario puts on
 // it. Pure: the count at a time since the start.

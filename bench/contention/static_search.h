@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // best-static and clairvoyant, found by measuring: for each distinct demand
 // of the scenario (each phase's task counts), the VMs run at that demand with

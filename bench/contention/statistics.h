@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Medians with 95% bootstrap intervals (percentile method, seeded, so a report
 // is reproducible from its CSV), and the verdict on a target.

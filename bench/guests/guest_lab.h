@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The real guests of vcpufold-bench-guests: TCG guests under libvirt
 // (qemu:///system, tests/lab/libvirt/guests.sh, payload

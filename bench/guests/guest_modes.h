@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // One mode of the real-guest bench, set up for one measurement and undone
 // after it, so that every measurement starts from unfolded guests:

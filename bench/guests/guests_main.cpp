@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // vcpufold-bench-guests: does a real Linux guest, with its real scheduler and
 // its real kernel locks, gain from folding as the emulated VMs do? TCG guests
 // under libvirt (each vCPU a host thread on the real host scheduler, so a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // What the real-guest bench runs and how a run's numbers are read: the
 // workloads and their emulated counterparts, the modes, the interleaved order

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The real-guest bench's picture, drawn by gnuplot: per actuator and workload,
 // vcpufold's and fixed's throughput over unfolded (median, 95% interval as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The real-guest bench's results: its CSV, the "Real guest kernels" block of
 // docs/performance.md (per actuator and workload: medians with 95% bootstrap

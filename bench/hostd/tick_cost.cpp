@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Measures hostd's CPU cost per tick at fleet scale with a synthetic
 // inventory: N VMs x V vCPUs (default 1000 x 8), a third of them contended,
 // agents' status reports, hint state carried from tick to tick. A tick is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/common/toml_text.h"
 
 namespace vcpufold {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/agent/agent_app.h"
 
 #include <spdlog/spdlog.h>

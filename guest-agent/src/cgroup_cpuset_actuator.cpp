@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/agent/cgroup_cpuset_actuator.h"
 
 #include <unistd.h>

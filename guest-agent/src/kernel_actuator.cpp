@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/agent/kernel_actuator.h"
 
 #include "vcpufold/common/system_paths.h"

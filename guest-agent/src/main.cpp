@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // vcpufold-agent: command line only; the modes live in agent_app.cpp.
 #include <CLI/CLI.hpp>
 #include <filesystem>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vcpufold-bench-contention --quick, as scripts/test.sh runs it: the bench runs
 # end to end (emulated VMs in its cpuset, the real agents and hostd) in under
 # 2 minutes and writes its report, table, CSV and plot.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # vcpufold-bench-guests in its smallest configuration, as scripts/test.sh runs
 # it (label e2e): 2 TCG guests under libvirt, one workload, one repetition of
 # each mode, cpuset actuator, one emulated repetition. Checks that the bench

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The real agent in a real guest kernel under QEMU: it finds its virtio port
 // by name without udev, applies hints through the cgroup v2 cpuset actuator,
 // and CPU-bound tasks move onto the chosen CPUs (/proc/<pid>/stat field 39).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The vcpufold-agent .deb as an operator gets it, in a Debian 12 guest that
 // boots systemd and udev: udev starts the agent when its virtio port appears
 // (nobody enables the unit), hints fold through systemd (AllowedCPUs= on the

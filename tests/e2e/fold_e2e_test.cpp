@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // vcpufold end to end: real hostd, real agents in real guest kernels (TCG),
 // real libvirt with real virtio-serial channels. Two 4-vCPU guests each run
 // four CPU-bound tasks and the agent; hostd folds them, follows policy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // vcpufold-hostd against real TCG guests under libvirt
 // (qemu:///system): two 4-vCPU guests burn every vCPU on this machine's
 // pCPUs; --oneshot must list both, their run-queue delay and the hints it

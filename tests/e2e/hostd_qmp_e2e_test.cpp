@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Plain QEMU, as on Proxmox: a TCG guest started with the monitor and hint
 // port arguments docs/hostd.md gives (-qmp unix:DIR/NAME.qmp, the
 // org.vcpufold.hint.0 port on DIR/NAME.hint.sock), hinted by hostd's QMP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Fuzzes both daemons' TOML configuration readers (the first byte picks:
 // 'a' the agent's, anything else hostd's): a file either parses into a
 // configuration that validates, or is refused with the reasons.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Fuzzes the live domain XML hostd reads for the vcpufold channel's socket
 // (libvirt writes it, but a domain definition is user input).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // What every fuzz target uses: a check that aborts (libFuzzer reports it as a
 // crash with the input), and the input as text.

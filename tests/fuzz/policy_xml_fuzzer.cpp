@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Fuzzes the per-VM policy read from libvirt metadata (anyone who may run
 // `virsh metadata` writes it): any bytes give a policy that validates, or an
 // error that says why; never a crash, a leak or undefined behaviour.

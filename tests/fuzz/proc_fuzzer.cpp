@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Fuzzes the readers of /proc and /sys text (the first byte picks: 's' or 'h'
 // /proc/stat, read alike by the agent and hostd, 't' a thread's schedstat,
 // 'a' a thread's status (its affinity), 'c' a sysfs CPU list). A guest's own kernel, or a fixture,

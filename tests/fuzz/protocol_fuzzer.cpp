@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Fuzzes what a guest (or a host) can send: the frame decoder, the message
 // decoder behind it, both ends of a protocol session, and the cpulist parser. Beyond "no crash, no leak, no UB"
 // it checks the codec's promises: every accepted message re-encodes, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Fuzzes what a QEMU monitor can answer: one line of QMP, classified, and a
 // "return" read as query-cpus-fast. A monitor belongs to a process the guest
 // may have compromised.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The real vcpufold-agent binary on a unix-listen socket, with --root on a
 // copy of a captured guest tree, driven by a test host. Every wait is bounded.
 

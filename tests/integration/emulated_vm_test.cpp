@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The contention bench's emulated VM is an instrument: these check that its
 // guest model does what the bench's readers are told it does. Tasks share the
 // preferred vCPUs in turns when they outnumber them, and only then switch;

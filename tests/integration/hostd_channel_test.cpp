@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // hostd's channel sessions on real UNIX sockets, against peers that behave and
 // peers that do not. The tick runs on the same io_context as every session, as
 // in the daemon; its lateness (jitter) is measured while hostile peers attack.

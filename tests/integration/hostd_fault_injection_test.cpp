@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Fault injection: the real vcpufold-hostd (QMP backend, --root over symlinks
 // into the live /proc and /sys) with emulated VMs, while faults strike one
 // after another: a QEMU monitor is mute, another never accepts, a guest

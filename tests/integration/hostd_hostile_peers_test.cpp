@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // hostd's clients and servers against peers that misbehave on purpose, on
 // real sockets: QEMU monitors that lie, stream, nest, go mute or never accept,
 // local users who hold the metrics port, and an inventory that hangs.

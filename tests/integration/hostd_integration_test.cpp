@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The real vcpufold-hostd binary with its QMP backend, against processes that
 // look like VMs (real threads, a real QMP socket) and the real vcpufold-agent
 // on unix-listen beside each: hint, ack and status round trips, the metrics

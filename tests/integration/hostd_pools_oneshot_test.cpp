@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // vcpufold-hostd --oneshot on an OpenStack-like host: libvirt's test driver
 // (the real libvirt API) holds the domains and their pinning
 // (tests/fixtures/libvirt-test-driver/pinned-node.xml); the host's /proc and

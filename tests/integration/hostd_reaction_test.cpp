@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // hostd decides when a guest's demand changes, not only on its tick: the real
 // hostd (a 3 s tick, so that a tick cannot pass for an event), the real agents
 // (which report a change of runnable tasks at once) and two emulated VMs on

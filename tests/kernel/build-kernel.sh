@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds the guest kernel for tests/kernel: Debian's linux-source-6.12,
 # unpacked afresh, with kernel-patches/6.12 applied in `series` order by
 # patch -p1, configured as tinyconfig + kvm_guest.config + guest.config, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The patched guest kernel (kernel-patches/6.12, CONFIG_PREFERRED_CPU=y) in a
 // real guest under QEMU, with the real agent: the writable preferred-CPU file
 // and its checks, the scheduler folding unpinned CPU-bound tasks onto the

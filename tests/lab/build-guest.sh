@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds the lab guest: a Debian cloud kernel (downloaded and unpacked, never
 # installed on the host) and a busybox initramfs with the virtio-serial
 # modules, the lab init and whatever extra files are asked for.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds a Debian 12 guest that boots systemd and udev, with the
 # vcpufold-agent .deb installed by dpkg as an operator would install it. The
 # whole root file system is the initramfs (no disk image, no loop devices):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Boots the lab guest under QEMU with the given topology and captures its CPU,
 # NUMA, /proc/stat and cgroup files into a fixture tree for the unit tests.
 # Env: CPU_MODEL (default max; AMD-like models need topoext for SMT).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Captures host-side fixtures from real TCG guests under libvirt: virsh
 # domstats --vcpu (twice), the live domain XML (channel socket paths), QMP
 # query-cpus-fast, the vCPU threads' schedstat (twice) and the host's cgroup

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds one vcpufold .deb from a build tree, checks what it ships, installs it
 # on this machine, runs the installed binary, then purges it and checks that
 # nothing it installed is left.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // ChannelClient: the host end of a vcpufold channel for tests. Connects to a
 // UNIX socket (an agent's unix-listen, or QEMU's chardev), sends raw bytes or

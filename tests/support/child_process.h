@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // ChildProcess: runs a real binary for an integration test, with bounded waits.
 // The destructor kills it, so a failing test never leaves it behind; and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // FixtureTree: a private copy of a captured tree under tests/fixtures, for one
 // test to read and change; removed when the test ends.

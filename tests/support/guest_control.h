@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // GuestControl: the host end of the lab guest's control port
 // (org.vcpufold.lab.ctl, a test aid): runs shell commands in the guest.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "lab_cleanup.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Lab guests under libvirt outlive a test process that is killed (a ctest
 // timeout, Ctrl-C): libvirtd, not the test, is their parent. An end-to-end

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // vcpufold-lab-ctl SOCKET COMMAND [TIMEOUT_S]: runs COMMAND in a lab guest
 // through its control port (a test and demo aid), prints its output and
 // exits with its status (124 when the guest does not answer in time).

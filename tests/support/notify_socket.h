@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // NotifySocket: the service manager's end of sd_notify, for tests. Bind it,
 // start the daemon with NOTIFY_SOCKET set to its path (and WATCHDOG_USEC to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // QemuGuest: a real guest for end-to-end tests. Direct kernel boot of the lab
 // image (tests/lab/build-guest.sh), the vcpufold port org.vcpufold.hint.0 and

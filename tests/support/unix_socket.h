@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Sockets for tests: UNIX stream sockets (close-on-exec) and loopback TCP.
 

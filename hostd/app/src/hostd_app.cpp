@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/hostd/hostd_app.h"
 
 #include <spdlog/spdlog.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // vcpufold-hostd: command line only; the modes live in hostd_app.cpp.
 #include <CLI/CLI.hpp>
 #include <filesystem>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/hostd/cpu_pools.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/hostd/libvirt_inventory.h"
 
 #include <libvirt/libvirt.h>

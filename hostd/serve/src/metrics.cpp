@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/hostd/metrics.h"
 
 #include "vcpufold/common/number_text.h"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Guest side of the agent end-to-end test (run by the lab init, lab.run=agent-e2e):
 # CPU-bound tasks and the real agent, which must find its port by name (no udev here).
 mkdir -p /tmp/e2e

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Guest side of the patched-kernel tests (run by the lab init, lab.run=kernel-test):
 # the agent's configuration. The test starts the agent, the CPU-bound tasks and
 # hackbench itself, through the control port.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Lab guest payload (lab.run=burn): keep every vCPU busy, so the host sees real
 # run time and run-queue delay for each vCPU thread. With lab.hold on the
 # kernel command line the burning waits for /tmp/lab/go, so that guests boot

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs in the lab guest: prints, between markers, a base64 tar of the files a
 # vcpufold fixture tree holds (CPU topology, NUMA, /proc/stat, cgroup2 root),
 # then powers off. tests/lab/capture-fixture.sh unpacks it on the host.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Lab guest payload (lab.run=fold-lab): four CPU-bound tasks and the real
 # vcpufold-agent, which finds its port by name (no udev in this guest).
 # With lab.hold on the kernel command line the tasks wait for /tmp/lab/go,

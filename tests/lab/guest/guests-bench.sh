@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Lab guest payload (lab.run=guests-bench), for vcpufold-bench-guests: the
 # workloads, and the real vcpufold-agent, started and stopped by the host
 # through the control port. Each command prints one line.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Lab guest payload (lab.run=latency-lab), for vcpufold-bench-latency --lab:
 # the real vcpufold-agent at its defaults (debug log, which carries the
 # monotonic times the bench lines up with hostd's), and /lab/set-tasks, with

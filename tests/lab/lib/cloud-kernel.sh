@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Sourced by the lab image builders: fetch_cloud_kernel LAB_DIR downloads
 # Debian's current cloud kernel package (apt-get download, never installed on
 # the host), unpacks it once under LAB_DIR and sets kernel_release,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Lab guests under libvirt (qemu:///system), for tests and fixture capture.
 #   guests.sh start PAYLOAD NAME...   define and start TCG guests (4 vCPUs each) that
 #                                    run /lab/PAYLOAD.sh; half of them get an explicit

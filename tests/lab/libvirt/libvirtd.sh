@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Starts virtlogd and libvirtd when none runs (machines whose PID 1 is not
 # systemd start no daemons). Prints nothing on success. Idempotent.
 set -euo pipefail

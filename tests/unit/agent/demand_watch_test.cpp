@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The agent's early demand reports (demand_watch.h).
 
 #include "vcpufold/agent/demand_watch.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Both transports the agent talks to hostd through, on real descriptors: a
 // UNIX socket it listens on (as QEMU's chardev socket is used by the tests
 // and benches), and a character device found by its virtio port name. No

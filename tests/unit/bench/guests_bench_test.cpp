@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The real-guest bench's plan and report (bench/guests): the order of the
 // runs, the fixed mode's size, the measured unit, the emulated results read
 // back, and the targets judged from the samples.

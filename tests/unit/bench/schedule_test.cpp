@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The demand schedules the contention bench puts on its emulated VMs.
 
 #include "schedule.h"

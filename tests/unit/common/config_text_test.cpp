@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Both daemons' configuration text: where it is read from, and how typed
 // values come out of it.
 #include <gtest/gtest.h>

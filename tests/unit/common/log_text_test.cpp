@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // escapeForLog and LogThrottle: what a guest can and cannot put in hostd's log.
 
 #include <gtest/gtest.h>

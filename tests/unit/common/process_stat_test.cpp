@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/common/process_stat.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The rooted-path rule: every OS path the product reads or writes is named
 // once, in system_paths.h, and reached through RootedFs, so that tests and
 // --root can point all of them at a fixture tree. A product source elsewhere

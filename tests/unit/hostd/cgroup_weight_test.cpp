@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A VM's CPU weight from its QEMU process's cgroup (the QMP backend): v1 on a
 // real /proc/PID/cgroup captured on this machine kind (separate cpu and
 // cpuacct hierarchies, the process in cpu:/vcpufold-fixture/vm100 with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Pools of pCPUs as VMs may use them (cpu_pools.h), and the decisions taken
 // per pool (decideTick): pinned VMs, dedicated VMs, isolated pCPUs, NUMA
 // nodes, non-VM load charged where it runs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // DecisionMemory: what hostd's decisions carry from one snapshot to the next,
 // and when a decision between ticks is called for.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Weighted max-min fair shares over overlapping sets of pCPUs, checked on
 // thousands of random cases against what can be verified without the code
 // under test: Hall's condition by enumerating subsets (the shares fit the

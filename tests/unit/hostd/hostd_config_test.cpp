@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // parseHostdConfig: /etc/vcpufold/hostd.toml as an operator writes it.
 
 #include "vcpufold/hostd/hostd_config.h"

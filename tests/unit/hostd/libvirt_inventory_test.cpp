@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // LibvirtInventory against libvirt's own test driver: the real libvirt API,
 // a node file holding domains with channels and policy metadata.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/hostd/policy.h"
 #include "vcpufold/hostd/policy_xml.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Finding QEMU's vCPU threads from /proc, the schedstat source when libvirt
 // gives no vcpu.N.delay: on the schedstat files captured from a TCG guest's
 // QEMU under libvirt, with the thread names QEMU gives its threads.

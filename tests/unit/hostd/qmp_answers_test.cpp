@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What QEMU's monitor answers, read strictly: query-cpus-fast from a real
 // QEMU, and the shapes a hostile or broken monitor may send instead.
 

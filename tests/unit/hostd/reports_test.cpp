@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // What hostd shows of a decision: the status table (`status`, `--oneshot`)
 // and the metrics page, the latter checked by Debian's promtool.
 

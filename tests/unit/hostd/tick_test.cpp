@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // decideTick: how the host's non-VM load enters the VMs' capacity.
 
 #include "vcpufold/hostd/tick.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Every example in docs/protocol.md is checked against the codec: frames in
 // ```jsonl blocks must decode (and re-encode to the same message); frames in
 // ```jsonl reject blocks must be refused with exactly the error shown after "=> ".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // protocol::Session on its own, both roles, no sockets: the bytes one end
 // would write are fed to the other, or checked as the peer would read them.
 

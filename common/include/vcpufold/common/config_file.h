@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Where both daemons' configuration text comes from. An explicit --config is
 // a path on the host and must be readable. The default path lives under

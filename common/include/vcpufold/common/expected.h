@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Expected<T>: the one error style for operations that can fail at run time.
 // Either a value or an Error whose message says what failed and, through

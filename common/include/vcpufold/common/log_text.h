@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Text from outside the process (guests, domain metadata, QEMU) made safe for
 // a log line: a guest must not be able to forge log lines or hide text.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // LogThrottle: a budget of log lines per source and window, so a peer that
 // triggers a log line on purpose (a guest sending error frames) cannot flood

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // CLOCK_MONOTONIC in nanoseconds: the time base of samples that are compared
 // with each other (steal per wall time, back-off deadlines, restart

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Numbers as text for people and for Prometheus, one way everywhere: no
 // locale (a decimal comma would break the metrics page and every parser of

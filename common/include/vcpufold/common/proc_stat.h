@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // /proc/stat, read the same way on the host (per-CPU busy time, for the
 // non-VM load) and in the guest (steal and runnable tasks).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // /proc/PID/stat (and /proc/PID/task/TID/stat), the fields vcpufold uses:
 // whether a task is a kernel thread (the agent leaves those where they are)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // RootedFs: the one way vcpufold touches /proc, /sys, /dev, cgroupfs and /run.
 // Every path given to it is absolute as on a live system ("/proc/stat") and is

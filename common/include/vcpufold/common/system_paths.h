@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Every system path vcpufold reads or writes, as on a live machine. They are
 // resolved through RootedFs; no other product source names an OS path

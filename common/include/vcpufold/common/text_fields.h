@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The two things every reader of kernel text files does: split a line into
 // fields, and read a field as an unsigned decimal, strictly (istream would

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Typed values out of a parsed configuration table, for both daemons: every
 // problem is collected (an operator fixes a file once, not once per error),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // TOML parsing for both daemons' configuration files, with an error that
 // names file:line:column. Include only where the configuration is read.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // An actuator makes a CPU set the guest's preferred CPUs. apply() is called
 // on every change and again every interval (it must be cheap and idempotent:

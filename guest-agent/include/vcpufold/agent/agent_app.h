@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The agent's modes, as the command line selects them. main.cpp only parses
 // options and calls one of these; each returns the process exit code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // /etc/vcpufold/agent.toml, parsed into a plain struct and validated as a
 // whole: every problem is reported at once, each naming its key. Unknown keys

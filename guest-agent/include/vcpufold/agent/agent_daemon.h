@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // AgentDaemon: the agent's event loop. It wires the pure parts together:
 //   transport -> protocol::Session -> FoldController -> actuator -> ack

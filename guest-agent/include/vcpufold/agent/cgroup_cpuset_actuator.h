@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The cpuset actuator for stock kernels, writing cgroup v2 directly (where
 // systemd is not PID 1; with systemd, SystemdCpusetActuator asks systemd).

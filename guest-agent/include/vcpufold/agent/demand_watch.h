@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // When the guest's demand changes, the host should hear of it at once, not at
 // the end of the agent's interval: the host can only re-decide on what it has

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // FoldController decides which CPUs stay preferred from moment to moment. Pure:
 // time comes in as a number, decisions go out as structs; the agent applies them.

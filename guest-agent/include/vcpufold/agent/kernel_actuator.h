@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The kernel actuator: writes the preferred CPUs through the guest kernel's
 // writable /sys/devices/system/cpu/preferred (kernel-patches/ provides it;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // KnobWriter: writes sysfs/cgroupfs knobs read-compare-write (only on change),
 // and quarantines a knob that keeps failing instead of hammering it: after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The agent's own CPU priority. It needs little CPU, but it needs it promptly
 // exactly when its guest is folded onto few vCPUs and loaded: an agent that

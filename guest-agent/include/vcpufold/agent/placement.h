@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Which CPUs stay preferred for a requested size: a pure function of the
 // topology.

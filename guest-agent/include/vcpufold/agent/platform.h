@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // What kind of machine the agent runs on. Folding (by hints or by the
 // steal-time fallback) only makes sense in a VM; Xen dom0 is refused too (its

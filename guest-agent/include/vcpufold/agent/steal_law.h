@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The guest's own folding law when no host hint is valid: upstream Linux's
 // steal_governor, in user space, with two corrections: the ratio divides by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The cpuset actuator where systemd is PID 1: systemd owns the cgroup tree,
 // so the agent asks it (AllowedCPUs=, at run time only, never persisted) to

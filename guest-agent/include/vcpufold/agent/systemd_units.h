@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // SystemdUnits: the one place that talks to systemd (D-Bus, sd-bus). Sets a
 // unit's AllowedCPUs= at run time, as "systemctl set-property --runtime UNIT

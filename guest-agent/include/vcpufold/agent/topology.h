@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The guest's CPU topology as placement needs it, read from sysfs.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Transports carry frames between agent and host. The agent's loop polls the
 // descriptors a transport asks for, hands back their readiness, and receives

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 namespace vcpufold::agent {
 // The product version, set by CMake from project(VERSION).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // CpuSet: a set of CPU numbers 0..kMaxCpus-1 with value semantics.
 // Used for vCPU masks on the wire and in the guest's placement decisions.

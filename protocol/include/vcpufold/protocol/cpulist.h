@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The Linux cpulist text format ("0-3,8,10-11"), as printed by the kernel's
 // %*pbl and found in /sys/devices/system/cpu/{online,preferred,isolated,...}.

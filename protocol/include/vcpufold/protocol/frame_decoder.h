@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // FrameDecoder: splits an untrusted byte stream into newline-terminated frames.
 // Pure (no I/O). feed() only appends; next() does the work, so memory is the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // nlohmann/json conversions for the message structs. The body of each message
 // only; "v" and "type" are the codec's. from_json range-checks every field and

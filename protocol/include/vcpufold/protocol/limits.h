@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Wire limits shared by both sides; docs/protocol.md states the same numbers.
 

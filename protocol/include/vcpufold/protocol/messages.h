@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The messages of the vcpufold wire protocol, one plain struct each.
 // docs/protocol.md is the specification: field meanings, units, ranges and

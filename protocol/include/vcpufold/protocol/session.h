@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Session: one end of a vcpufold channel, host or agent, as a pure state
 // machine. No sockets, no clock: the owner hands it the bytes it read and the

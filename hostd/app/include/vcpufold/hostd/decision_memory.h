@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // What hostd's decisions carry from one to the next, and when a decision
 // between ticks is called for. Pure, time passed in: the daemon

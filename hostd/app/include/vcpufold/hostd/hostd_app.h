@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // vcpufold-hostd's modes, as the command line selects them; each returns the
 // process exit code. main.cpp only parses options.

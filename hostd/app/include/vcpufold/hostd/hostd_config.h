@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // /etc/vcpufold/hostd.toml, parsed into plain structs and validated as a
 // whole (every problem reported at once, each naming its key; unknown keys

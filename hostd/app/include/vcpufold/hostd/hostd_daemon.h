@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // HostdDaemon: two threads.
 //   the inventory thread (InventoryWorker): inventory -> samples -> CPU pool

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The allocation law: how many vCPUs each VM should keep busy. A pure
 // function of this tick's inputs and the previous tick's per-VM state.

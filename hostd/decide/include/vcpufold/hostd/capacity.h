@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The host's busy time per pCPU between two readings of /proc/stat; what of
 // it is the VMs' is decided per pool (cpu_pools.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The host's pCPUs as VMs may use them. Each VM may run on some set of the
 // pCPUs (its vCPU threads' affinity, clipped to the VM pool); pCPUs that the

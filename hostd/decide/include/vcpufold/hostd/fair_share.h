@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Weighted max-min fair shares of CPU capacity: one pool (water-filling), and
 // pools that overlap, where VMs may use different but intersecting sets of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // One tick of hostd as a pure function: inventory, samples, channel states and
 // the CPU pool in; allocation and one report row per VM out. The daemon and

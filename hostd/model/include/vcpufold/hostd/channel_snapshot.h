@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // What hostd knows of one VM's channel and agent: written by the channel
 // session, read by the decision, status and metrics.

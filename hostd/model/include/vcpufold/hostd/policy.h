@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // A VM's fold policy: libvirt domain metadata in our namespace, e.g.
 //   <policy mode="auto" min-vcpus="2" weight="200"/>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // A VM run by plain QEMU, as hostd.toml declares it: read by the
 // configuration, used by the QMP inventory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Per-vCPU counters and what one tick of them means. Sources:
 //   libvirt:   vcpu.<n>.time and vcpu.<n>.delay (ns) of virConnectGetAllDomainStats

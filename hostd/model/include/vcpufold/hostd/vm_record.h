@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // One model of a VM for every inventory backend (libvirt, QMP): what the
 // inventory reads and the decision uses.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // A process's CPU weight from its cgroup, for VMs that libvirt does not
 // describe (the QMP backend: Proxmox sets a VM's cpuunits as the cpu.weight

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The pCPUs VMs may run on, and what of them is left for VMs.
 

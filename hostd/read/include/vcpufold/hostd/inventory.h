@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Where VMs come from: one interface for every inventory backend (libvirt, QMP).
 

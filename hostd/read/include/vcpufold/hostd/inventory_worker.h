@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // InventoryWorker: everything hostd reads from the host that can block (the
 // inventory backend's libvirt or QMP calls, vCPU samples, the CPU pool and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // LibvirtInventory: VMs from libvirt (qemu:///system by default). One
 // connection; lifecycle and metadata-change events mark what to re-read; one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The policy as libvirt stores it: a metadata element in vcpufold's namespace.
 // Read with libxml2, so it lives with the inventory, not with the policy model.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // QEMU's vCPU threads of a VM, found from /proc when the inventory backend
 // does not name them (libvirt before 7.2 gives vcpu.N.time but no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // QmpClient: a QEMU Machine Protocol client over a UNIX socket, for QEMU run
 // without libvirt. Calls wait, each bounded by its timeout (hostd makes them

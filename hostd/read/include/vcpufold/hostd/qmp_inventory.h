@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // QmpInventory: VMs of QEMU run without libvirt (Proxmox-style). Declared in
 // hostd.toml ([[vm]]) or found in a directory as NAME.qmp beside

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // libxml2 documents parsed from text hostd does not trust (domain XML, policy
 // metadata a guest's owner may have written): one parse with the same safe

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // ChannelSession: hostd's end of one VM's vcpufold channel (the UNIX socket of
 // its org.vcpufold.hint.0 port): a Boost.Asio shell around protocol::Session,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The Prometheus text exposition (format 0.0.4) of hostd's state. Names follow
 // Prometheus conventions with the vcpufold_ prefix: base units (seconds,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The table `vcpufold-hostd status` and `--oneshot` print: one row per VM.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // Two small servers on the daemon's io_context that hand out text:
 //   MetricsServer  HTTP on a TCP address (default 127.0.0.1:9477), GET /metrics;
