@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ cmake ninja-build pkg-config
-  # packaging: CPack's DEB generator uses dpkg-shlibdeps; the package test uses file
+  # packaging: CPack's DEB generator uses dpkg-shlibdeps, test.sh dpkg-buildflags; the package test uses file
   dpkg-dev file
   # clang for libFuzzer targets; its compiler-rt carries the fuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
@@ -23,6 +23,8 @@ packages=(
   libvirt-daemon-system libvirt-clients
   # the packaged agent's end-to-end test boots a Debian guest with systemd, built by debootstrap
   debootstrap
+  # the shipped bash completion is tested against bash-completion's own helpers
+  bash-completion
   # the benches' plots
   gnuplot-nox
   # promtool checks the metrics page (its package also brings the server, not started by the tests)

@@ -5,7 +5,10 @@
 #   release   RelWithDebInfo, gcc             (ctest: all labels, e2e and kernel included)
 #   sanitize  ASan + UBSan, gcc               (ctest: all but e2e, packaging and kernel, which the release build covers)
 #   fuzz      libFuzzer + ASan + UBSan, clang (ctest: label fuzz, 30 s per target)
-# Exits non-zero on any build or test failure.
+# and builds, without running, what packagers build: Release (-O3) with
+# Debian's default flags (dpkg-buildflags: hardening, _FORTIFY_SOURCE), and
+# MinSizeRel. Every build treats warnings as errors (VCPUFOLD_WERROR, off by
+# default). Exits non-zero on any build or test failure.
 #
 # Environment:
 #   VCPUFOLD_BUILD_DIR     where the build trees go (default: /var/tmp/vcpufold-build/<hash of this checkout>)
@@ -47,7 +50,7 @@ run_tests() {
   ctest --test-dir "$build_base/$name" --output-on-failure --no-tests=error --timeout 600 "$@" | tee "$log_dir/$name-ctest.log"
 }
 
-build release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+build release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVCPUFOLD_WERROR=ON
 # e2e tests boot QEMU guests that need both cores: they run alone, after the rest.
 # The kernel tests build the patched guest kernel (about 8 minutes) and boot it.
 run_tests release -j "$jobs" -LE "e2e|kernel"
@@ -56,14 +59,20 @@ ctest --test-dir "$build_base/release" --output-on-failure --timeout 900 -L e2e 
 step "test: release kernel"
 ctest --test-dir "$build_base/release" --output-on-failure --timeout 2400 -L kernel | tee "$log_dir/release-kernel-ctest.log"
 
-build sanitize -DCMAKE_BUILD_TYPE=Debug -DVCPUFOLD_SANITIZE=ON
+build sanitize -DCMAKE_BUILD_TYPE=Debug -DVCPUFOLD_SANITIZE=ON -DVCPUFOLD_WERROR=ON
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run_tests sanitize -j "$jobs" -LE "e2e|packaging|kernel"
 
-build fuzz --target fuzz_targets -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+build fuzz --target fuzz_targets -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DVCPUFOLD_WERROR=ON \
   -DVCPUFOLD_FUZZ=ON -DVCPUFOLD_BUILD_TESTS=OFF -DVCPUFOLD_FUZZ_SECONDS="$fuzz_seconds"
 run_tests fuzz -L fuzz
+
+# As packagers build: the product and every test compile cleanly, warnings as errors.
+build packager -DCMAKE_BUILD_TYPE=Release -DVCPUFOLD_WERROR=ON \
+  -DCMAKE_CXX_FLAGS="$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CXXFLAGS)" \
+  -DCMAKE_EXE_LINKER_FLAGS="$(dpkg-buildflags --get LDFLAGS)"
+build minsize -DCMAKE_BUILD_TYPE=MinSizeRel -DVCPUFOLD_WERROR=ON
 
 # One closing line over all three runs (ctest has stopped the script on any failure).
 passed=0

@@ -20,7 +20,8 @@ fi
 case $component in
   agent)
     files=(./usr/sbin/vcpufold-agent ./lib/systemd/system/vcpufold-agent.service
-      ./lib/udev/rules.d/60-vcpufold-agent.rules ./etc/vcpufold/agent.toml ./usr/share/man/man8/vcpufold-agent.8)
+      ./lib/udev/rules.d/60-vcpufold-agent.rules ./etc/vcpufold/agent.toml ./usr/share/man/man8/vcpufold-agent.8
+      ./usr/share/doc/vcpufold-agent/copyright)
     unit_lines=('ProtectSystem=strict' 'ReadWritePaths=/sys/fs/cgroup -/sys/devices/system/cpu/preferred'
       'RestrictAddressFamilies=AF_UNIX' 'ConditionVirtualization=vm' 'Restart=always'
       'ExecStopPost=/usr/sbin/vcpufold-agent --restore' 'Type=notify' 'WatchdogSec=30s' 'UMask=0077'
@@ -28,7 +29,10 @@ case $component in
     ;;
   hostd)
     files=(./usr/sbin/vcpufold-hostd ./lib/systemd/system/vcpufold-hostd.service ./etc/vcpufold/hostd.toml
-      ./usr/share/man/man8/vcpufold-hostd.8 ./usr/share/doc/vcpufold-hostd/policy.md)
+      ./usr/share/man/man8/vcpufold-hostd.8 ./usr/share/doc/vcpufold-hostd/policy.md
+      ./usr/share/vcpufold-hostd/channel.xml ./usr/share/doc/vcpufold-hostd/copyright
+      ./usr/share/vcpufold-hostd/prometheus/vcpufold-rules.yml ./usr/share/vcpufold-hostd/grafana/vcpufold-dashboard.json
+      ./usr/share/bash-completion/completions/vcpufold-hostd)
     unit_lines=('ProtectSystem=strict' 'ReadWritePaths=/run/vcpufold' 'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6'
       'NoNewPrivileges=yes' 'WantedBy=multi-user.target' 'Type=notify' 'WatchdogSec=30s' 'IPAddressDeny=any'
       'IPAddressAllow=localhost' 'SocketBindAllow=tcp:9477' 'LimitNOFILE=16384' 'UMask=0077' 'PrivateIPC=yes'

@@ -20,7 +20,9 @@ int signalPipe[2] = {-1, -1};
 // process the tests start through a shell, libvirtd included.)
 void onStopSignal(int signo) {
   const char byte = static_cast<char>(signo);
-  (void)::write(signalPipe[1], &byte, 1);
+  // Nothing to do if it fails; the result is taken because glibc's fortified
+  // write() must not be ignored.
+  if (::write(signalPipe[1], &byte, 1) != 1) return;
 }
 
 class LabCleanup : public ::testing::Environment {
@@ -35,11 +37,12 @@ class LabCleanup : public ::testing::Environment {
       // children that PR_SET_PDEATHSIG covers: stop every descendant first,
       // or a guests.sh half way through would start a guest after the cleanup.
       const std::string self = std::to_string(::getpid());
-      (void)std::system(("kill_tree() { for c in $(pgrep -P \"$1\"); do kill_tree \"$c\"; done; "
-                         "kill -9 \"$1\" 2>/dev/null; }; "
-                         "for c in $(pgrep -P " +
-                         self + "); do [ \"$c\" = $$ ] || kill_tree \"$c\"; done; true")
-                            .c_str());
+      [[maybe_unused]] const int killed =
+          std::system(("kill_tree() { for c in $(pgrep -P \"$1\"); do kill_tree \"$c\"; done; "
+                       "kill -9 \"$1\" 2>/dev/null; }; "
+                       "for c in $(pgrep -P " +
+                       self + "); do [ \"$c\" = $$ ] || kill_tree \"$c\"; done; true")
+                          .c_str());
       destroyStaleLabDomains();
       ::_exit(128 + signo);  // children started by the test die with it (PR_SET_PDEATHSIG)
     }).detach();
@@ -54,7 +57,8 @@ class LabCleanup : public ::testing::Environment {
 }  // namespace
 
 void destroyStaleLabDomains() {
-  (void)std::system(
+  // Best effort: what it could not destroy, the next run tries again.
+  [[maybe_unused]] const int destroyed = std::system(
       "command -v virsh >/dev/null 2>&1 && pgrep -x libvirtd >/dev/null 2>&1 && "
       "for d in $(virsh -c qemu:///system list --all --name 2>/dev/null | grep -E '^vcpufold-(e2e|fold|bench)-'); do "
       "virsh -c qemu:///system destroy \"$d\" >/dev/null 2>&1; virsh -c qemu:///system undefine \"$d\" >/dev/null "

@@ -83,18 +83,32 @@ int connectLoopback(int port) {
   return -1;
 }
 
-std::string httpGet(int port, const std::string& path) {
+namespace {
+
+std::string exchange(int port, const std::string& request) {
   const int fd = connectLoopback(port);
   if (fd < 0) return "";
   timeval timeout{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
   (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
   std::string response;
   char chunk[8192];
   for (ssize_t n; (n = ::recv(fd, chunk, sizeof chunk, 0)) > 0;) response.append(chunk, static_cast<std::size_t>(n));
   ::close(fd);
   return response;
+}
+
+}  // namespace
+
+std::string httpGet(int port, const std::string& path) {
+  return exchange(port, "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n");
+}
+
+std::string httpGetBody(int port, const std::string& path) {
+  const std::string response = exchange(port, "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n");
+  const auto bodyAt = response.find("\r\n\r\n");
+  if (response.rfind("HTTP/1.", 0) != 0 || response.substr(8, 5) != " 200 " || bodyAt == std::string::npos) return "";
+  return response.substr(bodyAt + 4);
 }
 
 }  // namespace vcpufold::testing

@@ -27,5 +27,9 @@ int freeLoopbackPort();
 int connectLoopback(int port);
 // GET path from 127.0.0.1:port; the whole response ("" when nothing answers in 5 s).
 std::string httpGet(int port, const std::string& path);
+// The body of an HTTP/1.0 GET (no chunked encoding, the server closes): for
+// servers other than hostd's, such as Prometheus. "" on any failure or a
+// status other than 200.
+std::string httpGetBody(int port, const std::string& path);
 
 }  // namespace vcpufold::testing

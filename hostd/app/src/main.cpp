@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "vcpufold/hostd/hostd_app.h"
+#include "vcpufold/hostd/policy_command.h"
 
 int main(int argc, char** argv) {
   using vcpufold::hostd::HostdOptions;
@@ -17,7 +18,10 @@ int main(int argc, char** argv) {
       "  status           print the per-VM table of the running daemon (root)\n"
       "  --check-config   parse and validate the configuration, print it, exit\n"
       "  --oneshot        sample every VM for one tick, print demand, delay, shares and hints with reasons, exit\n"
-      "\nPer-VM policy (libvirt): virsh metadata VM --uri https://vcpufold.org/xmlns/policy/1 --key vcpufold \\\n"
+      "  policy VM [show | set KEY=VALUE... | clear] [--live] [--config]\n"
+      "                   a libvirt VM's fold policy, written through libvirt's API (root)\n"
+      "\nPer-VM policy (libvirt): vcpufold-hostd policy VM set min-vcpus=2 weight=200, or the same element with\n"
+      "    virsh metadata VM --uri https://vcpufold.org/xmlns/policy/1 --key vcpufold \\\n"
       "    --set '<policy mode=\"auto\" min-vcpus=\"2\" weight=\"200\"/>' --live --config\n"
       "\nFiles: /etc/vcpufold/hostd.toml, /run/vcpufold/hostd.sock. Metrics: http://127.0.0.1:9477/metrics.\n"
       "Documentation: docs/hostd.md, docs/policy.md, docs/allocation.md.");
@@ -35,6 +39,23 @@ int main(int argc, char** argv) {
   checkFlag->excludes(oneshotFlag);
   app.add_flag("-V,--version", version, "print the version and exit");
   auto* status = app.add_subcommand("status", "print the running daemon's per-VM table");
+  vcpufold::hostd::PolicyRequest policyRequest;
+  auto* policy = app.add_subcommand(
+      "policy", "show, set or clear a libvirt VM's fold policy (its metadata), checked as hostd reads it");
+  policy->add_option("vm", policyRequest.vm, "the libvirt domain's name")->required();
+  policy->add_flag("--live", policyRequest.live, "the running VM's definition (hostd reads it at once)");
+  policy->add_flag("--config", policyRequest.config,
+                   "the persistent definition (kept for the next boot); neither: both when the VM has both");
+  policy->fallthrough();
+  policy->require_subcommand(0, 1);
+  auto* policyShow =
+      policy->add_subcommand("show", "print the live and persistent policy and the one in force (default)");
+  auto* policySet = policy->add_subcommand("set",
+                                           "change keys of the policy: mode=auto|off|fixed|guest, vcpus=N (fixed), "
+                                           "min-vcpus=N, max-vcpus=N, weight=1..10000; KEY= unsets");
+  policySet->add_option("assignments", policyRequest.assignments, "KEY=VALUE ...")->required();
+  auto* policyClear = policy->add_subcommand("clear", "remove the policy metadata: the VM gets the default");
+  for (auto* action : {policyShow, policySet, policyClear}) action->fallthrough();
   CLI11_PARSE(app, argc, argv);
 
   if (version) {
@@ -50,6 +71,11 @@ int main(int argc, char** argv) {
   if (app.count("--metrics")) options.metricsAddress = metrics;
   if (!control.empty()) options.controlSocket = control;
   if (status->parsed()) return vcpufold::hostd::printHostdStatus(options);
+  if (policy->parsed()) {
+    using Action = vcpufold::hostd::PolicyRequest::Action;
+    policyRequest.action = policySet->parsed() ? Action::Set : policyClear->parsed() ? Action::Clear : Action::Show;
+    return vcpufold::hostd::runPolicyCommand(options, policyRequest);
+  }
   if (check) return vcpufold::hostd::checkHostdConfig(options);
   if (oneshot) return vcpufold::hostd::runHostdOneshot(options);
   return vcpufold::hostd::runHostd(options);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "vcpufold/common/monotonic_clock.h"
+#include "vcpufold/hostd/libvirt_support.h"
 #include "vcpufold/hostd/policy_xml.h"
 #include "vcpufold/hostd/qemu_threads.h"
 
@@ -21,26 +22,11 @@ constexpr int kFullRefreshEvery = 30;  // refresh() calls between full re-reads 
 constexpr int kKeepAliveIntervalS = 5;
 constexpr unsigned kKeepAliveCount = 3;
 
-// vcpu.0.time without vcpu.0.delay: a libvirt before 7.2.
 // libvirt's QEMU driver before 7.2 gives vcpu.N.time without vcpu.N.delay;
 // other drivers (test:///) give neither.
 bool lacksVcpuDelay(const std::vector<std::pair<std::string, std::uint64_t>>& params) {
   return std::none_of(params.begin(), params.end(), [](const auto& param) { return param.first == "vcpu.0.delay"; });
 }
-
-// libvirt prints every error on stderr unless a handler takes it; errors are
-// read from virGetLastError where they happen instead.
-void quietErrors(void*, virErrorPtr) {}
-
-Error libvirtError(const std::string& what) {
-  const char* message = virGetLastErrorMessage();
-  return Error{what + ": " + (message ? message : "unknown libvirt error")};
-}
-
-struct DomainDeleter {
-  void operator()(virDomainPtr domain) const { virDomainFree(domain); }
-};
-using DomainHandle = std::unique_ptr<virDomain, DomainDeleter>;
 
 }  // namespace
 
@@ -70,7 +56,7 @@ void onClose(virConnectPtr, int, void* opaque) { static_cast<std::atomic<bool>*>
 
 LibvirtInventory::LibvirtInventory(std::string uri, RootedFs fs)
     : uri_(std::move(uri)), fs_(std::move(fs)), state_(std::make_unique<State>()) {
-  virSetErrorFunc(nullptr, quietErrors);
+  silenceLibvirtErrors();
 }
 
 LibvirtInventory::~LibvirtInventory() { disconnect(); }
@@ -82,7 +68,7 @@ bool LibvirtInventory::watchingEvents() const { return connected() && state_->wa
 void LibvirtInventory::startEventLoop() {
   static std::once_flag once;
   std::call_once(once, [] {
-    virSetErrorFunc(nullptr, quietErrors);
+    silenceLibvirtErrors();
     virEventRegisterDefaultImpl();
     // The loop lives as long as the process, like libvirt's own event thread in virsh.
     std::thread([] {

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "vcpufold/hostd/policy_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "vcpufold/common/config_file.h"
+#include "vcpufold/common/system_paths.h"
+#include "vcpufold/hostd/hostd_config.h"
+#include "vcpufold/hostd/policy_xml.h"
+
+namespace vcpufold::hostd {
+namespace {
+
+constexpr const char* kKeys[] = {"mode", "vcpus", "min-vcpus", "max-vcpus", "weight"};
+
+std::map<std::string, std::string> attributesOf(const FoldPolicy& policy) {
+  std::map<std::string, std::string> attributes{{"mode", foldModeName(policy.mode)}};
+  if (policy.fixedVcpus) attributes["vcpus"] = std::to_string(*policy.fixedVcpus);
+  if (policy.minVcpus != 1) attributes["min-vcpus"] = std::to_string(policy.minVcpus);
+  if (policy.maxVcpus) attributes["max-vcpus"] = std::to_string(*policy.maxVcpus);
+  if (policy.weight) attributes["weight"] = std::to_string(*policy.weight);
+  return attributes;
+}
+
+std::string xmlEscaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// mode=auto min-vcpus=2 weight=200: the policy as an operator types it.
+std::string describe(const FoldPolicy& policy) {
+  std::string text;
+  const auto attributes = attributesOf(policy);
+  for (const char* key : kKeys)
+    if (const auto found = attributes.find(key); found != attributes.end())
+      text += (text.empty() ? "" : " ") + found->first + "=" + found->second;
+  if (!policy.weight) text += " (weight: the VM's cgroup)";
+  return text;
+}
+
+std::string libvirtUriOf(const HostdOptions& options) {
+  if (options.connectUri) return *options.connectUri;
+  const std::string path = options.configPath.empty() ? paths::kHostdConfig : options.configPath;
+  if (auto config = loadConfigFile(options.root, path, options.configExplicit, parseHostdConfig))
+    return config->libvirtUri;
+  return HostdConfig{}.libvirtUri;
+}
+
+// What a scope holds, and what hostd makes of it.
+struct ScopePolicy {
+  std::optional<std::string> xml;
+  FoldPolicy policy;                 // the default when there is none or it is refused
+  std::optional<std::string> error;  // the metadata is there and refused
+};
+
+Expected<ScopePolicy> readScope(PolicyStore& store, const std::string& vm, PolicyScope scope) {
+  auto xml = store.read(vm, scope);
+  if (!xml) return xml.error();
+  ScopePolicy out{*xml, FoldPolicy{}, std::nullopt};
+  if (*xml) {
+    if (auto parsed = parsePolicyXml(**xml))
+      out.policy = *parsed;
+    else
+      out.error = parsed.error().message;
+  }
+  return out;
+}
+
+void printScope(const char* name, const ScopePolicy& scope) {
+  if (!scope.xml)
+    std::printf("  %-7s no policy metadata: the default (%s)\n", name, describe(FoldPolicy{}).c_str());
+  else if (scope.error)
+    std::printf("  %-7s %s\n          refused: %s\n", name, scope.xml->c_str(), scope.error->c_str());
+  else
+    std::printf("  %-7s %s\n", name, scope.xml->c_str());
+}
+
+int show(PolicyStore& store, const PolicyRequest& request, const PolicyStore::DomainState& state) {
+  std::printf("%s: %s, %s, on %s\n", request.vm.c_str(), state.running ? "running" : "shut off",
+              state.persistent ? "persistent" : "transient", store.uri().c_str());
+  std::optional<ScopePolicy> live, config;
+  if (state.running) {
+    auto read = readScope(store, request.vm, PolicyScope::Live);
+    if (!read) return std::fprintf(stderr, "vcpufold-hostd policy: %s\n", read.error().message.c_str()), 1;
+    live = *read;
+    printScope("live:", *live);
+  }
+  if (state.persistent) {
+    auto read = readScope(store, request.vm, PolicyScope::Config);
+    if (!read) return std::fprintf(stderr, "vcpufold-hostd policy: %s\n", read.error().message.c_str()), 1;
+    config = *read;
+    printScope("config:", *config);
+  }
+  // hostd reads a running VM's live metadata; a refused element leaves in
+  // force the last valid one hostd saw (the default if it saw none).
+  const ScopePolicy& inForce = live ? *live : *config;
+  const char* from = live ? "the live metadata" : "the persistent definition, when the VM starts";
+  if (!inForce.xml)
+    std::printf("in force: %s (default: no policy metadata)\n", describe(inForce.policy).c_str());
+  else if (inForce.error)
+    std::printf("in force: the last valid policy hostd read (the %s element is refused)\n", live ? "live" : "config");
+  else
+    std::printf("in force: %s (from %s)\n", describe(inForce.policy).c_str(), from);
+  return 0;
+}
+
+}  // namespace
+
+Expected<FoldPolicy> applyPolicyAssignments(const FoldPolicy& current, const std::vector<std::string>& assignments) {
+  if (assignments.empty())
+    return Error{"set needs at least one KEY=VALUE (keys: mode, vcpus, min-vcpus, max-vcpus, weight)"};
+  std::map<std::string, std::string> attributes = attributesOf(current);
+  for (const std::string& assignment : assignments) {
+    const auto equals = assignment.find('=');
+    if (equals == std::string::npos || equals == 0)
+      return Error{"\"" + assignment + "\" is not KEY=VALUE (keys: mode, vcpus, min-vcpus, max-vcpus, weight)"};
+    const std::string key = assignment.substr(0, equals);
+    const std::string value = assignment.substr(equals + 1);
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
+      return Error{"unknown key \"" + key + "\" (keys: mode, vcpus, min-vcpus, max-vcpus, weight)"};
+    if (value.empty())
+      attributes.erase(key);
+    else
+      attributes[key] = value;
+  }
+  // A mode other than fixed takes no size: fixed's vcpus goes with it.
+  if (attributes.count("mode") && attributes["mode"] != "fixed" &&
+      !std::any_of(assignments.begin(), assignments.end(),
+                   [](const std::string& a) { return a.rfind("vcpus=", 0) == 0; }))
+    attributes.erase("vcpus");
+  std::string xml = std::string("<policy xmlns=\"") + kPolicyNamespace + "\"";
+  for (const auto& [key, value] : attributes) xml += " " + key + "=\"" + xmlEscaped(value) + "\"";
+  xml += "/>";
+  return parsePolicyXml(xml);
+}
+
+Expected<std::vector<PolicyScope>> policyScopesFor(const PolicyRequest& request,
+                                                   const PolicyStore::DomainState& state) {
+  if (request.live && !state.running)
+    return Error{request.vm +
+                 " is not running: --live does not apply (use --config; hostd reads it when the VM starts)"};
+  if (request.config && !state.persistent)
+    return Error{request.vm +
+                 " is transient (started without a persistent definition): it has no configuration to keep a "
+                 "policy in, so --config does not apply; use --live"};
+  std::vector<PolicyScope> scopes;
+  if (request.live || (!request.config && state.running)) scopes.push_back(PolicyScope::Live);
+  if (request.config || (!request.live && state.persistent)) scopes.push_back(PolicyScope::Config);
+  return scopes;
+}
+
+int runPolicyCommand(const HostdOptions& options, const PolicyRequest& request) {
+  const auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "vcpufold-hostd policy: %s\n", message.c_str());
+    return 1;
+  };
+  auto store = PolicyStore::open(libvirtUriOf(options));
+  if (!store) return fail(store.error().message);
+  auto state = store->state(request.vm);
+  if (!state) return fail(state.error().message);
+  if (request.action == PolicyRequest::Action::Show) return show(*store, request, *state);
+
+  auto scopes = policyScopesFor(request, *state);
+  if (!scopes) return fail(scopes.error().message);
+  // Every scope's new element is computed and checked before anything is written.
+  std::vector<std::pair<PolicyScope, std::optional<std::string>>> writes;
+  for (const PolicyScope scope : *scopes) {
+    if (request.action == PolicyRequest::Action::Clear) {
+      writes.emplace_back(scope, std::nullopt);
+      continue;
+    }
+    auto current = readScope(*store, request.vm, scope);
+    if (!current) return fail(current.error().message);
+    if (current->error)
+      std::fprintf(stderr, "vcpufold-hostd policy: the %s element is refused (%s); starting from the default\n",
+                   policyScopeName(scope), current->error->c_str());
+    auto policy = applyPolicyAssignments(current->policy, request.assignments);
+    if (!policy) return fail(policy.error().message + "; nothing changed");
+    writes.emplace_back(scope, formatPolicyXml(*policy));
+  }
+  for (const auto& [scope, xml] : writes) {
+    if (auto written = store->write(request.vm, xml, scope); !written) return fail(written.error().message);
+    auto back = readScope(*store, request.vm, scope);
+    if (!back) return fail(back.error().message);
+    if (back->xml)
+      std::printf("%s %s: %s\n", request.vm.c_str(), policyScopeName(scope), back->xml->c_str());
+    else
+      std::printf("%s %s: no policy metadata: the default (%s)\n", request.vm.c_str(), policyScopeName(scope),
+                  describe(FoldPolicy{}).c_str());
+  }
+  return 0;
+}
+
+}  // namespace vcpufold::hostd

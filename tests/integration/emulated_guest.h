@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// Emulated guests for the integration tests of hostd (their target defines
+// VCPUFOLD_EMULATED_VM and VCPUFOLD_AGENT_BINARY).
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "child_process.h"
+#include "fixture_tree.h"
+
+namespace vcpufold::testing {
+
+// An emulated VM (four vCPU threads, `busy` of them burning) and a real
+// agent for it on unix-listen, in `dir`; with `cpus`, every thread of the VM
+// pinned there (as vcpupin pins a VM's vCPU threads).
+struct EmulatedGuest {
+  std::unique_ptr<FixtureTree> tree;
+  std::vector<std::unique_ptr<ChildProcess>> processes;
+};
+
+inline EmulatedGuest startEmulatedGuest(const std::string& dir, const std::string& vm, const std::string& busy,
+                                        const std::string& cpus = "") {
+  EmulatedGuest guest;
+  guest.tree = std::make_unique<FixtureTree>("lab-guest-4vcpu");
+  guest.tree->write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\n");
+  guest.tree->write("/sys/fs/cgroup/cgroup.procs", "");
+  guest.tree->write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
+  std::vector<std::string> vmArgs{"--name", vm, "--dir", dir, "--vcpus", "4", "--busy", busy, "--seconds", "120"};
+  if (!cpus.empty()) vmArgs.insert(vmArgs.begin(), {"-c", cpus, VCPUFOLD_EMULATED_VM});
+  guest.processes.push_back(std::make_unique<ChildProcess>(cpus.empty() ? VCPUFOLD_EMULATED_VM : "/usr/bin/taskset",
+                                                           vmArgs, dir + "/" + vm + ".vm.log"));
+  guest.processes.push_back(
+      std::make_unique<ChildProcess>(VCPUFOLD_AGENT_BINARY,
+                                     std::vector<std::string>{"--root", guest.tree->root().string(), "--port",
+                                                              "unix-listen:" + dir + "/" + vm + ".hint.sock"},
+                                     dir + "/" + vm + ".agent.log"));
+  return guest;
+}
+
+}  // namespace vcpufold::testing
