@@ -29,7 +29,9 @@ TEST(HostdPolicyCommand, ShowsThePolicyInForceAndWhereItComesFrom) {
   EXPECT_NE(out.find("in force: mode=auto min-vcpus=2 weight=300 (from the live metadata)"), std::string::npos) << out;
   EXPECT_NE(out.find("exit 0"), std::string::npos);
   const std::string none = policyCommand("no-channel show");
-  EXPECT_NE(none.find("in force: mode=auto (weight: the VM's cgroup) (default: no policy metadata)"), std::string::npos)
+  EXPECT_NE(none.find("in force: mode=auto (weight: the VM's cgroup) (default: no policy metadata, no fleet rule "
+                      "matches)"),
+            std::string::npos)
       << none;
   const std::string refused = policyCommand("bad-policy");
   EXPECT_NE(refused.find("refused: mode=\"sometimes\""), std::string::npos) << refused;
@@ -61,4 +63,44 @@ TEST(HostdPolicyCommand, BadInputIsRefusedAndChangesNothing) {
   EXPECT_NE(missing.find("exit 1"), std::string::npos);
   const std::string usage = policyCommand("explicit-path set");
   EXPECT_EQ(usage.find("exit 0"), std::string::npos) << usage;
+}
+
+TEST(HostdPolicyCommand, AVmWithoutMetadataShowsTheFleetRuleThatGivesItsPolicy) {
+  vcpufold::testing::FixtureTree work("");
+  work.write("/hostd.toml",
+             "[[rule]]\nname = \"db-*\"\nweight = 400\n"
+             "[[rule]]\nnova_flavor = \"m1.*\"\nmin_vcpus = 2\n");
+  const std::string uri = "test://" + (fixturesDirectory() / "libvirt-test-driver/fleet-node.xml").string();
+  const auto show = [&](const std::string& vm) {
+    return runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + work.root().string() +
+                    "/hostd.toml --connect " + uri + " policy " + vm + " 2>&1");
+  };
+  const std::string nova = show("instance-0000002a");
+  EXPECT_NE(nova.find("in force: mode=auto min-vcpus=2 (weight: the VM's cgroup) (no policy metadata: from rule 2 "
+                      "(nova_flavor=m1.*) in hostd.toml)"),
+            std::string::npos)
+      << nova;
+  EXPECT_NE(show("db-1").find("from rule 1 (name=db-*)"), std::string::npos) << show("db-1");
+  EXPECT_NE(show("web-own").find("in force: mode=fixed vcpus=2 (weight: the VM's cgroup) (from the live metadata)"),
+            std::string::npos)
+      << show("web-own");
+}
+
+TEST(HostdPolicyCommand, OneshotSaysWhichRuleOrMetadataGaveEachVmItsPolicy) {
+  vcpufold::testing::FixtureTree work("");
+  work.write("/hostd.toml",
+             "[hostd]\ninterval_ms = 100\n[[rule]]\npartition = \"/machine/batch\"\nmode = \"off\"\n"
+             "[[rule]]\nnova_flavor = \"m1.*\"\nmin_vcpus = 2\n");
+  const std::string uri = "test://" + (fixturesDirectory() / "libvirt-test-driver/fleet-node.xml").string();
+  const std::string out = runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + work.root().string() +
+                                   "/hostd.toml --connect " + uri + " --metrics '' --oneshot 2>&1");
+  EXPECT_NE(out.find("[policy: rule 1 (partition=/machine/batch)]"), std::string::npos) << out;
+  EXPECT_NE(out.find("[policy: rule 2 (nova_flavor=m1.*)]"), std::string::npos) << out;
+  EXPECT_NE(out.find("web-own: "), std::string::npos) << out;
+  EXPECT_NE(out.find("[policy: metadata]"), std::string::npos) << out;
+  EXPECT_NE(out.find("[policy: default]"), std::string::npos) << "db-1 matches no rule\n" << out;
+  // The table's POLICY column is the rule's: batch-7 is "off".
+  const auto row = out.find("\nbatch-7 ");
+  ASSERT_NE(row, std::string::npos) << out;
+  EXPECT_NE(out.substr(row, out.find('\n', row + 1) - row).find(" off "), std::string::npos) << out;
 }

@@ -42,6 +42,7 @@ const TickReport& DecisionMemory::decideOnSnapshot(const DecisionSettings& setti
   TickInputs inputs;
   inputs.now = now;
   inputs.vms = vms;
+  applyFleetRules(settings.rules, inputs.vms);
   inputs.reserveCpus = settings.reserveCpus;
   inputs.statusMaxAge = settings.lease;
   inputs.missingInputHold = settings.missingInputHold;

@@ -29,6 +29,41 @@ const std::set<std::string> kKnownKeys = {"hostd.interval_ms",
                                           "control.socket"};
 const std::set<std::string> kVmKeys = {"name",  "qmp_socket", "hint_socket", "mode",
                                        "vcpus", "min_vcpus",  "max_vcpus",   "weight"};
+const std::set<std::string> kRuleKeys = {"name",  "nova_flavor", "partition", "mode",
+                                         "vcpus", "min_vcpus",   "max_vcpus", "weight"};
+
+// The policy keys of a [[vm]] or [[rule]] table, spelled as in hostd.toml.
+void readPolicyKeys(TomlReader& reader, const std::string& prefix, FoldPolicy& policy,
+                    std::vector<std::string>& problems) {
+  std::string mode = "auto";
+  reader.string("mode", mode);
+  if (auto modeParsed = foldModeFromName(mode))
+    policy.mode = *modeParsed;
+  else
+    problems.push_back(prefix + "mode: \"" + mode + "\" is not one of auto, off, fixed, guest");
+  reader.optionalUnsigned("vcpus", policy.fixedVcpus);
+  reader.unsignedInteger("min_vcpus", policy.minVcpus);
+  reader.optionalUnsigned("max_vcpus", policy.maxVcpus);
+  reader.optionalUnsigned("weight", policy.weight);
+  if (auto valid = validatePolicy(policy, PolicySpelling::Toml); !valid)
+    problems.push_back(prefix + "policy: " + valid.error().message);
+}
+
+// An array of tables, each read by `read` with its "key[i]." prefix.
+template <typename Read>
+void readTables(toml::table& table, const char* key, std::vector<std::string>& problems, Read read) {
+  if (const auto* tables = table[key].as_array()) {
+    for (std::size_t i = 0; i < tables->size(); ++i) {
+      const std::string prefix = std::string(key) + "[" + std::to_string(i) + "].";
+      if (const auto* entry = (*tables)[i].as_table())
+        read(*entry, prefix);
+      else
+        problems.push_back(prefix.substr(0, prefix.size() - 1) + ": expected a table");
+    }
+  } else if (table.contains(key)) {
+    problems.push_back(std::string(key) + ": expected [[" + key + "]] tables");
+  }
+}
 
 }  // namespace
 
@@ -50,7 +85,7 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
   HostdConfig config;
   std::vector<std::string> problems;
   TomlReader reader(table, problems);
-  reader.rejectUnknownKeys(kKnownKeys, {"vm"});
+  reader.rejectUnknownKeys(kKnownKeys, {"vm", "rule"});
   reader.unsignedInteger("hostd.interval_ms", config.intervalMs);
   reader.number("hostd.reserve_cpus", config.reserveCpus);
   // unfold_delay_ticks is the older spelling: ticks of the configured interval.
@@ -82,40 +117,40 @@ Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string&
   reader.string("metrics.address", config.metricsAddress);
   reader.string("control.socket", config.controlSocket);
 
-  if (const auto* vms = table["vm"].as_array()) {
-    for (std::size_t i = 0; i < vms->size(); ++i) {
-      const std::string prefix = "vm[" + std::to_string(i) + "].";
-      const auto* vmTable = (*vms)[i].as_table();
-      if (!vmTable) {
-        problems.push_back(prefix.substr(0, prefix.size() - 1) + ": expected a table");
-        continue;
-      }
-      QmpVmConfig vm;
-      TomlReader vmReader(*vmTable, problems, prefix);
-      vmReader.rejectUnknownKeys(kVmKeys);
-      vmReader.string("name", vm.name);
-      vmReader.string("qmp_socket", vm.qmpSocket);
-      vmReader.string("hint_socket", vm.hintSocket);
-      std::string mode = "auto";
-      vmReader.string("mode", mode);
-      if (auto modeParsed = foldModeFromName(mode))
-        vm.policy.mode = *modeParsed;
+  readTables(table, "vm", problems, [&](const toml::table& vmTable, const std::string& prefix) {
+    QmpVmConfig vm;
+    TomlReader vmReader(vmTable, problems, prefix);
+    vmReader.rejectUnknownKeys(kVmKeys);
+    vmReader.string("name", vm.name);
+    vmReader.string("qmp_socket", vm.qmpSocket);
+    vmReader.string("hint_socket", vm.hintSocket);
+    readPolicyKeys(vmReader, prefix, vm.policy, problems);
+    if (vm.name.empty()) problems.push_back(prefix + "name: required");
+    if (vm.qmpSocket.empty()) problems.push_back(prefix + "qmp_socket: required");
+    if (vm.hintSocket.empty()) problems.push_back(prefix + "hint_socket: required");
+    config.qmpVms.push_back(vm);
+  });
+  readTables(table, "rule", problems, [&](const toml::table& ruleTable, const std::string& prefix) {
+    FleetRule rule;
+    TomlReader ruleReader(ruleTable, problems, prefix);
+    ruleReader.rejectUnknownKeys(kRuleKeys);
+    const auto glob = [&](const char* key, std::optional<std::string>& target) {
+      if (!ruleReader.has(key)) return;
+      std::string value;
+      ruleReader.string(key, value);
+      if (value.empty())
+        problems.push_back(prefix + key + ": an empty pattern matches nothing; leave the key out instead");
       else
-        problems.push_back(prefix + "mode: \"" + mode + "\" is not one of auto, off, fixed, guest");
-      vmReader.optionalUnsigned("vcpus", vm.policy.fixedVcpus);
-      vmReader.unsignedInteger("min_vcpus", vm.policy.minVcpus);
-      vmReader.optionalUnsigned("max_vcpus", vm.policy.maxVcpus);
-      vmReader.optionalUnsigned("weight", vm.policy.weight);
-      if (vm.name.empty()) problems.push_back(prefix + "name: required");
-      if (vm.qmpSocket.empty()) problems.push_back(prefix + "qmp_socket: required");
-      if (vm.hintSocket.empty()) problems.push_back(prefix + "hint_socket: required");
-      if (auto valid = validatePolicy(vm.policy, PolicySpelling::Toml); !valid)
-        problems.push_back(prefix + "policy: " + valid.error().message);
-      config.qmpVms.push_back(vm);
-    }
-  } else if (table.contains("vm")) {
-    problems.push_back("vm: expected [[vm]] tables");
-  }
+        target = value;
+    };
+    glob("name", rule.name);
+    glob("nova_flavor", rule.novaFlavor);
+    glob("partition", rule.partition);
+    if (!ruleReader.has("name") && !ruleReader.has("nova_flavor") && !ruleReader.has("partition"))
+      problems.push_back(prefix + "needs name, nova_flavor or partition (a rule for every VM is the default's job)");
+    readPolicyKeys(ruleReader, prefix, rule.policy, problems);
+    config.rules.push_back(rule);
+  });
   if (auto valid = validateHostdConfig(config); !valid) problems.push_back(valid.error().message);
   if (!problems.empty()) return Error{source + ":\n" + joinLines(problems)};
   return config;

@@ -102,7 +102,7 @@ struct HostdDaemon::Impl {
   milliseconds lease() const { return interval() * config().ttlTicks; }
   DecisionSettings settings() const {
     return DecisionSettings{allocationConfig(), lease(), milliseconds(config().missingInputHoldMs),
-                            config().reserveCpus};
+                            config().reserveCpus, config().rules};
   }
   std::map<std::string, ChannelSnapshot> channelStates() const {
     std::map<std::string, ChannelSnapshot> channels;
@@ -486,6 +486,7 @@ Expected<TickReport> HostdDaemon::observeOnce(HostdParts& parts) {
   TickInputs inputs;
   inputs.now = after.takenAt;
   inputs.vms = after.records;
+  applyFleetRules(parts.config.rules, inputs.vms);
   inputs.previousSamples = before.samples;
   addSnapshotInputs(inputs, after, before.cpuTicks);
   inputs.reserveCpus = parts.config.reserveCpus;

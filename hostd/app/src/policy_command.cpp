@@ -7,6 +7,8 @@
 
 #include "vcpufold/common/config_file.h"
 #include "vcpufold/common/system_paths.h"
+#include "vcpufold/hostd/domain_xml.h"
+#include "vcpufold/hostd/fleet_rule.h"
 #include "vcpufold/hostd/hostd_config.h"
 #include "vcpufold/hostd/policy_xml.h"
 
@@ -61,12 +63,30 @@ std::string describe(const FoldPolicy& policy) {
   return text;
 }
 
-std::string libvirtUriOf(const HostdOptions& options) {
-  if (options.connectUri) return *options.connectUri;
+// hostd's configuration (its libvirt URI and fleet rules), else the defaults
+// and a warning: the command works without a readable hostd.toml.
+HostdConfig configOf(const HostdOptions& options) {
   const std::string path = options.configPath.empty() ? paths::kHostdConfig : options.configPath;
-  if (auto config = loadConfigFile(options.root, path, options.configExplicit, parseHostdConfig))
-    return config->libvirtUri;
-  return HostdConfig{}.libvirtUri;
+  auto config = loadConfigFile(options.root, path, options.configExplicit, parseHostdConfig);
+  if (config) return *config;
+  std::fprintf(stderr, "vcpufold-hostd policy: %s; going on without its fleet rules\n", config.error().message.c_str());
+  return HostdConfig{};
+}
+
+// The fleet rule hostd would give a VM without policy metadata, if one matches.
+std::optional<std::pair<std::string, FoldPolicy>> ruleFor(PolicyStore& store, const std::string& vm,
+                                                          const HostdConfig& config) {
+  if (config.rules.empty()) return std::nullopt;
+  std::vector<VmRecord> records(1);
+  records[0].name = vm;
+  if (auto xml = store.domainXml(vm)) {
+    const DomainFacts facts = readDomainFacts(*xml);
+    records[0].novaFlavor = facts.novaFlavor;
+    records[0].partition = facts.partition;
+  }
+  applyFleetRules(config.rules, records);
+  if (records[0].policySource != PolicySource::Rule) return std::nullopt;
+  return std::make_pair(records[0].policyRule, records[0].policy);
 }
 
 // What a scope holds, and what hostd makes of it.
@@ -98,7 +118,8 @@ void printScope(const char* name, const ScopePolicy& scope) {
     std::printf("  %-7s %s\n", name, scope.xml->c_str());
 }
 
-int show(PolicyStore& store, const PolicyRequest& request, const PolicyStore::DomainState& state) {
+int show(PolicyStore& store, const PolicyRequest& request, const PolicyStore::DomainState& state,
+         const HostdConfig& hostdConfig) {
   std::printf("%s: %s, %s, on %s\n", request.vm.c_str(), state.running ? "running" : "shut off",
               state.persistent ? "persistent" : "transient", store.uri().c_str());
   std::optional<ScopePolicy> live, config;
@@ -118,11 +139,17 @@ int show(PolicyStore& store, const PolicyRequest& request, const PolicyStore::Do
   // force the last valid one hostd saw (the default if it saw none).
   const ScopePolicy& inForce = live ? *live : *config;
   const char* from = live ? "the live metadata" : "the persistent definition, when the VM starts";
-  if (!inForce.xml)
-    std::printf("in force: %s (default: no policy metadata)\n", describe(inForce.policy).c_str());
-  else if (inForce.error)
+  if (!inForce.xml) {
+    if (const auto rule = ruleFor(store, request.vm, hostdConfig))
+      std::printf("in force: %s (no policy metadata: from %s in hostd.toml)\n", describe(rule->second).c_str(),
+                  rule->first.c_str());
+    else
+      std::printf("in force: %s (default: no policy metadata, no fleet rule matches)\n",
+                  describe(inForce.policy).c_str());
+  }
+  if (inForce.xml && inForce.error)
     std::printf("in force: the last valid policy hostd read (the %s element is refused)\n", live ? "live" : "config");
-  else
+  else if (inForce.xml)
     std::printf("in force: %s (from %s)\n", describe(inForce.policy).c_str(), from);
   return 0;
 }
@@ -177,11 +204,12 @@ int runPolicyCommand(const HostdOptions& options, const PolicyRequest& request) 
     std::fprintf(stderr, "vcpufold-hostd policy: %s\n", message.c_str());
     return 1;
   };
-  auto store = PolicyStore::open(libvirtUriOf(options));
+  const HostdConfig config = configOf(options);
+  auto store = PolicyStore::open(options.connectUri.value_or(config.libvirtUri));
   if (!store) return fail(store.error().message);
   auto state = store->state(request.vm);
   if (!state) return fail(state.error().message);
-  if (request.action == PolicyRequest::Action::Show) return show(*store, request, *state);
+  if (request.action == PolicyRequest::Action::Show) return show(*store, request, *state, config);
 
   auto scopes = policyScopesFor(request, *state);
   if (!scopes) return fail(scopes.error().message);

@@ -3,6 +3,20 @@
 
 namespace vcpufold::hostd {
 
+const char* policySourceName(PolicySource source) {
+  switch (source) {
+    case PolicySource::Metadata:
+      return "metadata";
+    case PolicySource::Config:
+      return "hostd.toml [[vm]]";
+    case PolicySource::Rule:
+      return "rule";
+    case PolicySource::Default:
+      break;
+  }
+  return "default";
+}
+
 VcpuPlacement placementOf(const std::vector<protocol::CpuSet>& vcpuCpus, std::string source) {
   VcpuPlacement placement;
   placement.source = std::move(source);

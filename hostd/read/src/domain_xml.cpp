@@ -43,4 +43,28 @@ Expected<std::optional<DomainChannel>> findHintChannel(std::string_view domainXm
   return std::optional<DomainChannel>{};
 }
 
+DomainFacts readDomainFacts(std::string_view domainXml) {
+  DomainFacts facts;
+  const XmlDocument document = parseXmlDocument(domainXml, "domain.xml");
+  if (!document) return facts;
+  const xmlNode* domain = xmlDocGetRootElement(document.get());
+  if (!domain || !named(domain, "domain")) return facts;
+  if (const xmlNode* resource = child(domain, "resource"))
+    if (const xmlNode* partition = child(resource, "partition"))
+      if (std::string text = takeXmlString(xmlNodeGetContent(partition)); !text.empty()) facts.partition = text;
+  constexpr std::string_view kNovaNamespace = "http://openstack.org/xmlns/libvirt/nova/";
+  const auto isNova = [&](const xmlNode* node) {
+    return node->ns && node->ns->href &&
+           std::string_view(reinterpret_cast<const char*>(node->ns->href)).substr(0, kNovaNamespace.size()) ==
+               kNovaNamespace;
+  };
+  if (const xmlNode* metadata = child(domain, "metadata"))
+    for (const xmlNode* instance = metadata->children; instance; instance = instance->next)
+      if (named(instance, "instance") && isNova(instance))
+        for (const xmlNode* flavor = instance->children; flavor; flavor = flavor->next)
+          if (named(flavor, "flavor") && isNova(flavor))
+            if (std::string name = attribute(flavor, "name"); !name.empty()) facts.novaFlavor = name;
+  return facts;
+}
+
 }  // namespace vcpufold::hostd

@@ -191,22 +191,29 @@ VmRecord readDomain(virDomainPtr domain, const VmRecord* previous, const RootedF
       out.channelProblem = channel.error().message;
     else if (*channel)
       out.channelSocket = (*channel)->socketPath;
+    const DomainFacts facts = readDomainFacts(xml);
+    out.novaFlavor = facts.novaFlavor;
+    out.partition = facts.partition;
     free(xml);
   } else {
     out.channelProblem = libvirtError("cannot read the live XML").message;
   }
 
   out.policy = previous ? previous->policy : FoldPolicy{};
+  out.policySource = previous ? previous->policySource : PolicySource::Default;
   char* metadata = virDomainGetMetadata(domain, VIR_DOMAIN_METADATA_ELEMENT, kPolicyNamespace, VIR_DOMAIN_AFFECT_LIVE);
   if (metadata) {
     auto policy = parsePolicyXml(metadata);
-    if (policy)
+    if (policy) {
       out.policy = *policy;
-    else
+      out.policySource = PolicySource::Metadata;
+    } else {
       out.policyError = policy.error().message;  // the last valid policy stays
+    }
     free(metadata);
   } else if (virGetLastErrorCode() == VIR_ERR_NO_DOMAIN_METADATA) {
     out.policy = FoldPolicy{};
+    out.policySource = PolicySource::Default;
   }
 
   out.placement = readPlacement(domain, out.name, out.vcpus, fs);

@@ -55,6 +55,16 @@ Expected<std::optional<std::string>> PolicyStore::read(const std::string& domain
   return std::optional<std::string>(std::move(text));
 }
 
+Expected<std::string> PolicyStore::domainXml(const std::string& domain) {
+  DomainHandle handle(virDomainLookupByName(connection_, domain.c_str()));
+  if (!handle) return libvirtError("no domain " + domain + " on " + uri_);
+  char* xml = virDomainGetXMLDesc(handle.get(), 0);
+  if (!xml) return libvirtError("cannot read the XML of " + domain);
+  std::string text(xml);
+  std::free(xml);
+  return text;
+}
+
 Expected<void> PolicyStore::write(const std::string& domain, const std::optional<std::string>& xml, PolicyScope scope) {
   DomainHandle handle(virDomainLookupByName(connection_, domain.c_str()));
   if (!handle) return libvirtError("no domain " + domain + " on " + uri_);

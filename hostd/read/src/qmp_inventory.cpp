@@ -61,7 +61,7 @@ std::vector<QmpVmConfig> QmpInventory::candidates() {
     }
     bool declared = false;
     for (const auto& vm : declared_) declared = declared || vm.name == name;
-    if (!declared) all.push_back(QmpVmConfig{name, directory_ + "/" + entry, hint, FoldPolicy{}});
+    if (!declared) all.push_back(QmpVmConfig{name, directory_ + "/" + entry, hint, FoldPolicy{}, false});
   }
   return all;
 }
@@ -192,6 +192,7 @@ Expected<std::vector<VmRecord>> QmpInventory::refresh() {
     record.vcpus = static_cast<std::uint32_t>(vm.vcpus.size());
     record.channelSocket = vm.config.hintSocket;
     record.policy = vm.config.policy;
+    record.policySource = vm.config.declared ? PolicySource::Config : PolicySource::Default;
     // The QEMU's cgroup weight (Proxmox's cpuunits), unless [[vm]] sets one.
     if (auto weight = readProcessCpuWeight(fs_, vm.pid, cgroupV2)) record.cgroupWeight = *weight;
     // Read at every refresh, from /proc (not the monitor): a re-pin shows at the next cycle.

@@ -62,6 +62,11 @@ std::string renderStatusTable(const TickReport& report, bool withReasons) {
     for (const auto& vm : report.vms) {
       // Names and metadata come from VM owners: escaped, one line per VM whatever they hold.
       text += escapeForLog(vm.record.name, 128) + ": " + vm.allocation.reason;
+      // Which of the VM's metadata, its [[vm]] table, a fleet rule or the default gave it its policy.
+      text += " [policy: " +
+              (vm.record.policySource == PolicySource::Rule ? escapeForLog(vm.record.policyRule)
+                                                            : std::string(policySourceName(vm.record.policySource))) +
+              "]";
       if (vm.record.policyError) text += " [policy metadata refused: " + escapeForLog(*vm.record.policyError) + "]";
       if (vm.record.channelProblem) text += " [channel: " + escapeForLog(*vm.record.channelProblem) + "]";
       text += "\n";

@@ -49,7 +49,7 @@ std::map<std::string, ChannelSnapshot> cooperativeChannels() {
 }
 
 DecisionSettings settings() {
-  return DecisionSettings{AllocationConfig{}, milliseconds(3000), milliseconds(10'000), 0};
+  return DecisionSettings{AllocationConfig{}, milliseconds(3000), milliseconds(10'000), 0, {}};
 }
 
 }  // namespace

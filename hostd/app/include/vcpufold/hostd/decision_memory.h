@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "vcpufold/hostd/fleet_rule.h"
 #include "vcpufold/hostd/inventory_worker.h"
 #include "vcpufold/hostd/tick.h"
 
@@ -28,6 +29,7 @@ struct DecisionSettings {
   std::chrono::milliseconds lease{3000};  // a hint's lease; also how long a status counts
   std::chrono::milliseconds missingInputHold{10'000};
   double reserveCpus = 0.0;
+  std::vector<FleetRule> rules;  // default policies for VMs without their own
 };
 
 // The pool, its source, the samples and the host's busy CPUs of a snapshot,

@@ -15,6 +15,7 @@
 
 #include "vcpufold/common/expected.h"
 #include "vcpufold/common/system_paths.h"
+#include "vcpufold/hostd/fleet_rule.h"
 #include "vcpufold/hostd/qmp_vm_config.h"
 
 namespace vcpufold::hostd {
@@ -36,6 +37,7 @@ struct HostdConfig {
   std::string qmpDirectory;         // scan for NAME.qmp next to NAME.hint.sock ("" = off)
   std::string qmpSocketOwner;       // user whose sockets in qmpDirectory count, besides root and hostd's own
   std::vector<QmpVmConfig> qmpVms;  // [[vm]] tables
+  std::vector<FleetRule> rules;     // [[rule]] tables, in order: default policies by name, flavor, partition
   std::string poolCgroup;           // the VMs' cgroup, relative to the cgroup root ("" = libvirt's machine cgroup)
   // [metrics]
   std::string metricsAddress = "127.0.0.1:9477";  // "" = off

@@ -15,6 +15,7 @@ struct QmpVmConfig {
   std::string qmpSocket;
   std::string hintSocket;
   FoldPolicy policy;
+  bool declared = true;  // a [[vm]] table (its policy is the VM's own); false: found in qmp_directory
 };
 
 }  // namespace vcpufold::hostd

@@ -26,6 +26,11 @@ struct VcpuPlacement {
 // The placement of vCPUs whose allowed pCPUs are known one by one.
 VcpuPlacement placementOf(const std::vector<protocol::CpuSet>& vcpuCpus, std::string source);
 
+// Where a VM's policy came from: the built-in default, its libvirt metadata,
+// its [[vm]] table of hostd.toml, or a fleet rule ([[rule]], fleet_rule.h).
+enum class PolicySource { Default, Metadata, Config, Rule };
+const char* policySourceName(PolicySource source);
+
 struct VmRecord {
   std::string name;
   std::string uuid;  // libvirt only
@@ -33,8 +38,12 @@ struct VmRecord {
   std::optional<std::string> channelSocket;   // host end of org.vcpufold.hint.0
   std::optional<std::string> channelProblem;  // a channel exists but cannot be used, and why
   FoldPolicy policy;                          // last valid policy (the default when none is set)
-  std::optional<std::string> policyError;     // the current policy is malformed, and why
-  std::optional<double> cgroupWeight;         // raw cpu_shares from libvirt (cpu.weight on v2 hosts)
+  PolicySource policySource = PolicySource::Default;
+  std::string policyRule;                  // with PolicySource::Rule: which ("rule 2 (name=web-*)")
+  std::optional<std::string> policyError;  // the current policy is malformed, and why
+  std::optional<std::string> novaFlavor;   // OpenStack Nova's flavor name, from the domain's metadata
+  std::optional<std::string> partition;    // libvirt's <resource><partition>
+  std::optional<double> cgroupWeight;      // raw cpu_shares from libvirt (cpu.weight on v2 hosts)
   VcpuPlacement placement;
 };
 

@@ -22,4 +22,14 @@ struct DomainChannel {
 // generated path there when the definition has none). nullopt: no such channel.
 Expected<std::optional<DomainChannel>> findHintChannel(std::string_view domainXml);
 
+// What fleet rules match on, when the domain says it (none otherwise, and on
+// XML that does not parse: a rule then simply does not match).
+struct DomainFacts {
+  // <nova:flavor name=...> of OpenStack Nova's <nova:instance> metadata, in any
+  // version of its namespace (http://openstack.org/xmlns/libvirt/nova/1.x).
+  std::optional<std::string> novaFlavor;
+  std::optional<std::string> partition;  // <resource><partition>
+};
+DomainFacts readDomainFacts(std::string_view domainXml);
+
 }  // namespace vcpufold::hostd

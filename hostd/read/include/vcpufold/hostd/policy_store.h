@@ -34,6 +34,8 @@ class PolicyStore {
   Expected<DomainState> state(const std::string& domain);
   // The policy element in a scope; none when that scope has none.
   Expected<std::optional<std::string>> read(const std::string& domain, PolicyScope scope);
+  // The domain's live XML (its definition when it is not running).
+  Expected<std::string> domainXml(const std::string& domain);
   // Writes the element (none: removes it) in one scope.
   Expected<void> write(const std::string& domain, const std::optional<std::string>& xml, PolicyScope scope);
 
