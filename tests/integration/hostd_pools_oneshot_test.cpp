@@ -137,14 +137,17 @@ TEST(HostdOneshotPools, AnOpenStackLikeHostIsDecidedPoolByPool) {
     return at == std::string::npos ? std::string() : out.substr(at + 1, out.find('\n', at + 1) - at - 1);
   };
   EXPECT_NE(rowOf("dedicated-a").find(" 5 (dedicated) "), std::string::npos) << out;
-  EXPECT_TRUE(has("\ndedicated-a: dedicated: each vCPU pinned to a pCPU of its own (5): all 1 vCPUs, never folded\n"))
+  EXPECT_TRUE(
+      has("\ndedicated-a: dedicated: each vCPU pinned to a pCPU of its own (5): all 1 vCPUs, never folded [policy: "
+          "default]\n"))
       << out;
   EXPECT_TRUE(has("\ndedicated-b: dedicated: each vCPU pinned to a pCPU of its own (6)")) << out;
   for (const char* vm : {"shared-1", "shared-2"}) {
     EXPECT_NE(rowOf(vm).find(" 1-4 "), std::string::npos) << out;
     const std::string reason = vm + std::string(": pool 1-4: contention: demand ");
     EXPECT_TRUE(has("\n" + reason)) << out;
-    EXPECT_TRUE(has(" -> 2 vCPUs\n" + std::string(vm == std::string("shared-1") ? "shared-2" : "(hints")))
+    EXPECT_TRUE(
+        has(" -> 2 vCPUs [policy: default]\n" + std::string(vm == std::string("shared-1") ? "shared-2" : "(hints")))
         << "a share between 1 and 2 CPUs each: " << out;
   }
   // Both its vCPUs on pCPU 4 (and no channel): in the shared pool, at most pCPU 4's worth.
