@@ -29,6 +29,25 @@ class FlowNetwork {
     return edges_[from][edge].initial - edges_[from][edge].capacity;
   }
 
+  // After maxFlow: the nodes from which the sink can still be reached through
+  // edges with capacity left (more flow could leave them).
+  [[nodiscard]] std::vector<bool> reachingSink(std::size_t sink, double slack) const {
+    std::vector<std::vector<std::size_t>> into(edges_.size());
+    for (std::size_t from = 0; from < edges_.size(); ++from)
+      for (const Edge& edge : edges_[from])
+        if (edge.capacity > slack) into[edge.to].push_back(from);
+    std::vector<bool> reaches(edges_.size(), false);
+    std::vector<std::size_t> queue{sink};
+    reaches[sink] = true;
+    for (std::size_t head = 0; head < queue.size(); ++head)
+      for (const std::size_t from : into[queue[head]])
+        if (!reaches[from]) {
+          reaches[from] = true;
+          queue.push_back(from);
+        }
+    return reaches;
+  }
+
   double maxFlow(std::size_t source, std::size_t sink) {
     double total = 0;
     while (buildLevels(source, sink)) {
@@ -108,6 +127,7 @@ struct Routing {
   std::vector<double> placed;  // per group
   double askedTotal = 0;
   double placedTotal = 0;
+  std::vector<bool> canGrow;  // per group: some place it may use could take more (with rerouting)
   // Rounding only: the level is found by bisection on real numbers.
   [[nodiscard]] bool fits() const { return placedTotal >= askedTotal - 1e-10 * std::max(1.0, askedTotal); }
 };
@@ -125,7 +145,10 @@ Routing route(const SharingProblem& problem, const PlaceGroups& groups, const st
     routing.asked[groups.groupOf[i]] += amount;
     routing.askedTotal += amount;
   }
-  if (routing.askedTotal <= kFlowEpsilon) return routing;
+  if (routing.askedTotal <= kFlowEpsilon) {
+    routing.canGrow.assign(groupCount, true);
+    return routing;
+  }
   double capacity = 0;
   for (double place : problem.placeCapacity) capacity += std::max(place, 0.0);
   const double unlimited = capacity + routing.askedTotal + 1.0;
@@ -139,6 +162,9 @@ Routing route(const SharingProblem& problem, const PlaceGroups& groups, const st
     network.addEdge(1 + groupCount + p, sink, std::max(problem.placeCapacity[p], 0.0));
   routing.placedTotal = network.maxFlow(source, sink);
   for (std::size_t g = 0; g < groupCount; ++g) routing.placed[g] = network.flowOn(source, groupEdge[g]);
+  const std::vector<bool> reaches = network.reachingSink(sink, 1e-9 * std::max(1.0, capacity));
+  routing.canGrow.assign(groupCount, false);
+  for (std::size_t g = 0; g < groupCount; ++g) routing.canGrow[g] = reaches[1 + g];
   return routing;
 }
 
@@ -192,9 +218,6 @@ std::vector<double> maxMinShares(const SharingProblem& problem) {
   std::vector<bool> active(count, false);
   for (std::size_t i = 0; i < count; ++i)
     active[i] = problem.demands[i] > kEpsilon && !groups.places[groups.groupOf[i]].empty();
-  double totalCapacity = 0;
-  for (double place : problem.placeCapacity) totalCapacity += std::max(place, 0.0);
-  const double bump = 1e-4 * std::max(1.0, totalCapacity);  // what a full set of places cannot take
   const auto atLevel = [&](double level) {
     std::vector<double> amounts = shares;
     for (std::size_t i = 0; i < count; ++i)
@@ -212,7 +235,7 @@ std::vector<double> maxMinShares(const SharingProblem& problem) {
       break;
     }
     double low = level;
-    for (int step = 0; step < 64; ++step) {
+    for (int step = 0; step < 48; ++step) {
       const double middle = (low + top) / 2;
       (route(problem, groups, atLevel(middle)).fits() ? low : top) = middle;
     }
@@ -229,20 +252,10 @@ std::vector<double> maxMinShares(const SharingProblem& problem) {
     std::vector<bool> stops(count, false);
     for (std::size_t i = 0; i < count; ++i)
       if (active[i] && problem.demands[i] <= level * weightOf(problem.weights, i) + kEpsilon) stops[i] = true;
-    // A group whose places are full cannot grow: its claimants stop here.
-    for (std::size_t g = 0; g < groups.places.size(); ++g) {
-      double groupWeight = 0;
-      for (std::size_t i = 0; i < count; ++i)
-        if (active[i] && !stops[i] && groups.groupOf[i] == g) groupWeight += weightOf(problem.weights, i);
-      if (groupWeight <= 0) continue;
-      std::vector<double> grown = reached;
-      for (std::size_t i = 0; i < count; ++i)
-        if (active[i] && !stops[i] && groups.groupOf[i] == g)
-          grown[i] += bump * weightOf(problem.weights, i) / groupWeight;
-      if (!route(problem, groups, grown).fits())
-        for (std::size_t i = 0; i < count; ++i)
-          if (active[i] && groups.groupOf[i] == g) stops[i] = true;
-    }
+    // A group that no place it may use can take more from, even by moving
+    // others' amounts elsewhere, cannot grow: its claimants stop here.
+    for (std::size_t i = 0; i < count; ++i)
+      if (active[i] && !routing.canGrow[groups.groupOf[i]]) stops[i] = true;
     bool stopped = false;
     for (std::size_t i = 0; i < count; ++i)
       if (stops[i]) {
