@@ -29,6 +29,8 @@ packages=(
   gnuplot-nox
   # promtool checks the metrics page (its package also brings the server, not started by the tests)
   prometheus
+  # node_exporter reads the agent's metrics textfile in its integration test (started there on a loopback port)
+  prometheus-node-exporter
   # the patched guest kernel (kernel-patches/6.12) that tests/kernel builds
   linux-source-6.12 bc flex bison libelf-dev libssl-dev
 )

@@ -70,7 +70,8 @@ Expected<std::string> RootedFs::readFile(std::string_view absolutePath, std::siz
     }
     if (got == 0) break;
     contents.append(buffer, static_cast<std::size_t>(got));
-    if (contents.size() > maxBytes) return Error{path.string() + ": larger than " + std::to_string(maxBytes) + " bytes"};
+    if (contents.size() > maxBytes)
+      return Error{path.string() + ": larger than " + std::to_string(maxBytes) + " bytes"};
   }
   return contents;
 }
@@ -88,12 +89,16 @@ Expected<void> RootedFs::writeExisting(std::string_view absolutePath, std::strin
   return {};
 }
 
-Expected<void> RootedFs::replaceFile(std::string_view absolutePath, std::string_view contents) const {
+Expected<void> RootedFs::replaceFile(std::string_view absolutePath, std::string_view contents, mode_t mode) const {
   const auto path = resolve(absolutePath);
   const auto temporary = path.string() + ".tmp";
   {
-    FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    // A temporary left by a crash is removed; O_EXCL then refuses anything
+    // that appears under the name meanwhile, symbolic links included.
+    if (::unlink(temporary.c_str()) != 0 && errno != ENOENT) return systemError(temporary, "unlink", errno);
+    FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (fd.get() < 0) return systemError(temporary, "create", errno);
+    if (::fchmod(fd.get(), mode) != 0) return systemError(temporary, "chmod", errno);
     if (::write(fd.get(), contents.data(), contents.size()) != static_cast<ssize_t>(contents.size()))
       return systemError(temporary, "write", errno);
   }

@@ -2,6 +2,7 @@
 #include "vcpufold/agent/agent_config.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 #include <vector>
 
@@ -17,10 +18,18 @@ constexpr std::pair<const char*, ActuatorChoice> kActuatorChoices[] = {{"auto", 
                                                                        {"cpuset", ActuatorChoice::Cpuset},
                                                                        {"none", ActuatorChoice::None}};
 
-const std::set<std::string> kKnownKeys = {
-    "agent.interval_ms",     "agent.sample_ms", "agent.port",       "agent.port_name",         "agent.actuator",
-    "agent.log_level",       "agent.nice",      "fallback.enabled", "fallback.high_threshold", "fallback.low_threshold",
-    "cpuset.move_root_tasks"};
+const std::set<std::string> kKnownKeys = {"agent.interval_ms",
+                                          "agent.sample_ms",
+                                          "agent.port",
+                                          "agent.port_name",
+                                          "agent.actuator",
+                                          "agent.log_level",
+                                          "agent.nice",
+                                          "fallback.enabled",
+                                          "fallback.high_threshold",
+                                          "fallback.low_threshold",
+                                          "cpuset.move_root_tasks",
+                                          "metrics.textfile"};
 
 }  // namespace
 
@@ -60,6 +69,7 @@ Expected<AgentConfig> parseAgentConfig(std::string_view text, const std::string&
   reader.unsignedInteger("fallback.high_threshold", config.highThresholdBp);
   reader.unsignedInteger("fallback.low_threshold", config.lowThresholdBp);
   reader.boolean("cpuset.move_root_tasks", config.moveRootTasks);
+  reader.string("metrics.textfile", config.metricsTextfile);
   if (auto valid = validateAgentConfig(config); !valid) problems.push_back(valid.error().message);
   if (!problems.empty()) return Error{source + ":\n" + joinLines(problems)};
   return config;
@@ -79,6 +89,16 @@ Expected<void> validateAgentConfig(const AgentConfig& config) {
     problems.push_back("fallback.low_threshold: " + std::to_string(config.lowThresholdBp) +
                        " must be below fallback.high_threshold (" + std::to_string(config.highThresholdBp) + ")");
   if (config.portName.empty() || config.portName.size() > 64) problems.push_back("agent.port_name: 1..64 characters");
+  if (const auto& textfile = config.metricsTextfile; !textfile.empty()) {
+    const std::filesystem::path path(textfile);
+    // node_exporter reads only *.prom files of its directory; the agent's
+    // temporary (NAME.prom.tmp) is therefore never read half-written.
+    if (!path.is_absolute() || path.filename().string().size() <= 5 || path.extension() != ".prom" ||
+        textfile.find("/../") != std::string::npos || textfile.find("/./") != std::string::npos)
+      problems.push_back("metrics.textfile: \"" + textfile +
+                         "\" must be an absolute path to a file whose name ends in .prom (node_exporter's "
+                         "textfile directory reads only those)");
+  }
   static const std::set<std::string> kLevels = {"trace", "debug", "info", "warn", "error"};
   if (!kLevels.count(config.logLevel))
     problems.push_back("agent.log_level: \"" + config.logLevel + "\" is not one of trace, debug, info, warn, error");

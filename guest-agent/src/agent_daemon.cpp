@@ -7,6 +7,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "vcpufold/agent/metrics_textfile.h"
 #include "vcpufold/agent/version.h"
 #include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/system_paths.h"
@@ -126,6 +127,9 @@ int AgentDaemon::run() {
     return 1;
   }
   log.info("unfolded: all {} online CPUs preferred", parts_.topology.online.size());
+  applied_ = parts_.topology.online;
+  appliedControl_ = protocol::Control::None;
+  writeMetricsTextfile(monotonicMs(), false);
   protocol::Status status{0.0, lastStealBp_, parts_.config.intervalMs, parts_.topology.online, protocol::Control::None};
   send(status);
   parts_.transport->flush(200);
@@ -192,6 +196,8 @@ void AgentDaemon::handle(const protocol::SessionOutput& out, std::int64_t nowMs)
 
 void AgentDaemon::onHint(const protocol::Hint& hint, std::int64_t nowMs) {
   const std::int64_t receivedNs = monotonicNs();
+  lastHintSeq_ = hint.seq;
+  lastHintAtMs_ = nowMs;
   if (parts_.foldingRefused) {
     // Acknowledged, so the host knows the agent is alive, but nothing folds:
     // all online CPUs, actuator none.
@@ -289,7 +295,34 @@ void AgentDaemon::onInterval(std::int64_t nowMs) {
   apply(controller_.onInterval(nowMs, stealBp), nowMs, std::nullopt);
 
   const double demand = demandWatch_.takePeriodic().value_or(0.0);
+  lastDemand_ = demand;
   if (parts_.transport->connected()) sendStatus(demand);
+  writeMetricsTextfile(nowMs, true);
+}
+
+void AgentDaemon::writeMetricsTextfile(std::int64_t nowMs, bool running) {
+  const std::string& path = parts_.config.metricsTextfile;
+  if (path.empty()) return;
+  AgentMetricsSnapshot snapshot;
+  snapshot.running = running;
+  snapshot.version = kAgentVersion;
+  snapshot.actuator = parts_.actuator->kind();
+  snapshot.online = parts_.topology.online;
+  snapshot.preferred = applied_;
+  snapshot.control = appliedControl_;
+  snapshot.hostConnected = running && parts_.transport->connected();
+  snapshot.lastHintSeq = lastHintSeq_;
+  if (lastHintSeq_) snapshot.lastHintAgeSeconds = static_cast<double>(nowMs - lastHintAtMs_) / 1000.0;
+  snapshot.stealBp = lastStealBp_;
+  snapshot.demandTasks = running ? lastDemand_ : 0.0;
+  // Readable by node_exporter's user whatever the unit's UMask.
+  auto written = parts_.fs.replaceFile(path, formatMetricsTextfile(snapshot), 0644);
+  if (!written) {
+    if (!std::exchange(textfileFailing_, true))
+      parts_.log->warn("metrics textfile not written (folding is not affected): {}", written.error().message);
+  } else if (std::exchange(textfileFailing_, false)) {
+    parts_.log->info("metrics textfile {} written again", path);
+  }
 }
 
 void AgentDaemon::apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq) {

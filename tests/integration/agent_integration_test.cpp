@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
-
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +16,7 @@
 #include "child_process.h"
 #include "fixture_tree.h"
 #include "notify_socket.h"
+#include "unix_socket.h"
 #include "vcpufold/protocol/cpulist.h"
 #include "vcpufold/protocol/limits.h"
 
@@ -62,6 +63,16 @@ class AgentIntegration : public ::testing::Test {
   }
 
   std::string cpusetCpus() const { return tree_.read(kSystemSliceCpus); }
+
+  // Starts an agent, connects, and folds it to one CPU (acknowledged).
+  std::unique_ptr<ChildProcess> startFoldedToOneCpu(ChannelClient& host) {
+    auto agent = startAgent();
+    connect(host);
+    EXPECT_TRUE(host.send(Hint{1, 1, 3000, HintPolicy::Auto, "integration test"}));
+    EXPECT_TRUE(host.receiveType<Ack>(kWaitMs));
+    EXPECT_EQ(cpusetCpus(), "0");
+    return agent;
+  }
 
   FixtureTree tree_{"lab-guest-4vcpu"};
   std::string socket_;
@@ -183,12 +194,8 @@ TEST_F(AgentIntegration, ReconnectingHostGetsAFreshHello) {
 }
 
 TEST_F(AgentIntegration, SigkillThenRestoreUnfolds) {
-  auto agent = startAgent();
   ChannelClient host;
-  connect(host);
-  ASSERT_TRUE(host.send(hint(1, 1)));
-  ASSERT_TRUE(host.receiveType<Ack>(kWaitMs));
-  EXPECT_EQ(cpusetCpus(), "0");
+  auto agent = startFoldedToOneCpu(host);
   agent->signal(SIGKILL);
   ASSERT_TRUE(agent->waitExit(kWaitMs));
   EXPECT_EQ(cpusetCpus(), "0") << "a killed agent cannot clean up";
@@ -307,15 +314,17 @@ TEST_F(AgentIntegration, SighupReloadsTheConfigurationOrKeepsTheRunningOne) {
   auto agent = startAgent();
   ChannelClient host;
   connect(host);
-  tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 400\nsample_ms = 50\n[fallback]\nhigh_threshold = 900\n");
+  tree_.write("/etc/vcpufold/agent.toml",
+              "[agent]\ninterval_ms = 400\nsample_ms = 50\n[fallback]\nhigh_threshold = 900\n");
   agent->signal(SIGHUP);
-  EXPECT_TRUE(waitUntil([&] { return tree_.read("/agent.log").find("configuration reloaded: interval 400 ms") != std::string::npos; },
-                        kWaitMs))
+  EXPECT_TRUE(waitUntil(
+      [&] { return tree_.read("/agent.log").find("configuration reloaded: interval 400 ms") != std::string::npos; },
+      kWaitMs))
       << tree_.read("/agent.log");
   tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 5\n");
   agent->signal(SIGHUP);
-  EXPECT_TRUE(waitUntil([&] { return tree_.read("/agent.log").find("configuration refused") != std::string::npos; },
-                        kWaitMs));
+  EXPECT_TRUE(
+      waitUntil([&] { return tree_.read("/agent.log").find("configuration refused") != std::string::npos; }, kWaitMs));
   EXPECT_TRUE(agent->running()) << "a bad file on SIGHUP does not stop the agent";
   ASSERT_TRUE(host.send(hint(1, 2)));
   auto ack = host.receiveType<Ack>(kWaitMs);
@@ -355,4 +364,84 @@ TEST_F(AgentIntegration, UnderSystemdItSaysReadyAndFeedsTheWatchdog) {
   agent->signal(SIGTERM);
   EXPECT_EQ(agent->waitExit(5000), 0);
   EXPECT_EQ(notify.count("STOPPING=1"), 1u);
+}
+
+// [metrics] textfile: the file node_exporter's textfile collector reads, as
+// Debian's prometheus-node-exporter reads it: checked by promtool and scraped
+// from a real node_exporter while the guest is folded, then after the stop.
+TEST_F(AgentIntegration, TheMetricsTextfileIsWhatNodeExporterServes) {
+  constexpr const char* kNodeExporter = "/usr/bin/prometheus-node-exporter";
+  constexpr const char* kTextfile = "/var/lib/prometheus/node-exporter/vcpufold.prom";
+  for (const char* tool : {kNodeExporter, "/usr/bin/promtool"})
+    if (::access(tool, X_OK) != 0) GTEST_SKIP() << tool << " missing (scripts/install-deps.sh installs it)";
+  tree_.write("/etc/vcpufold/agent.toml",
+              std::string("[agent]\ninterval_ms = 200\n[metrics]\ntextfile = \"") + kTextfile + "\"\n");
+  tree_.write("/var/lib/prometheus/node-exporter/.keep", "");
+  const std::string directory = tree_.fs().resolve("/var/lib/prometheus/node-exporter").string();
+  auto agent = startAgent();
+  ChannelClient host;
+  connect(host);
+  ASSERT_TRUE(host.send(hint(7, 2)));
+  ASSERT_TRUE(host.receiveType<Ack>(kWaitMs));
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        return tree_.fs().exists(kTextfile) &&
+               tree_.read(kTextfile).find("vcpufold_agent_preferred_cpus 2\n") != std::string::npos;
+      },
+      kWaitMs))
+      << "no textfile with the folded state";
+  struct stat info {};
+  ASSERT_EQ(::stat(tree_.fs().resolve(kTextfile).c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0644u) << "node_exporter's user must be able to read it";
+  EXPECT_EQ(vcpufold::testing::runShell("promtool check metrics < " + tree_.fs().resolve(kTextfile).string() +
+                                        " 2>&1; echo \"exit $?\""),
+            "exit 0\n");
+
+  const int port = vcpufold::testing::freeLoopbackPort();
+  ChildProcess nodeExporter(
+      kNodeExporter,
+      {"--collector.disable-defaults", "--collector.textfile", "--collector.textfile.directory=" + directory,
+       "--web.listen-address=127.0.0.1:" + std::to_string(port)},
+      (tree_.root() / "node-exporter.log").string());
+  std::string page;
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        page = vcpufold::testing::httpGetBody(port, "/metrics");
+        return page.find("vcpufold_agent_last_hint_seq 7") != std::string::npos;
+      },
+      kWaitMs))
+      << page << vcpufold::testing::runShell("cat " + (tree_.root() / "node-exporter.log").string());
+  for (const char* line :
+       {"node_textfile_scrape_error 0", "vcpufold_agent_control{control=\"host\"} 1",
+        "vcpufold_agent_cpu_preferred{cpu=\"0\"} 1", "vcpufold_agent_cpu_preferred{cpu=\"3\"} 0",
+        "vcpufold_agent_host_connected 1", "vcpufold_agent_online_cpus 4", "vcpufold_agent_running 1"})
+    EXPECT_NE(page.find(std::string("\n") + line + "\n"), std::string::npos) << line << "\n" << page;
+
+  // The last write, as the agent stops: unfolded, not running.
+  agent->signal(SIGTERM);
+  ASSERT_EQ(agent->waitExit(kWaitMs), 0);
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        page = vcpufold::testing::httpGetBody(port, "/metrics");
+        return page.find("\nvcpufold_agent_running 0\n") != std::string::npos;
+      },
+      kWaitMs))
+      << page;
+  for (const char* line : {"vcpufold_agent_preferred_cpus 4", "vcpufold_agent_control{control=\"none\"} 1",
+                           "vcpufold_agent_host_connected 0"})
+    EXPECT_NE(page.find(std::string("\n") + line + "\n"), std::string::npos) << line << "\n" << page;
+}
+
+// A textfile that cannot be written costs a warning, not the folding.
+TEST_F(AgentIntegration, AnUnwritableMetricsTextfileIsLoggedOnceAndFoldingGoesOn) {
+  tree_.write("/etc/vcpufold/agent.toml",
+              "[agent]\ninterval_ms = 100\n[metrics]\ntextfile = \"/absent/vcpufold.prom\"\n");
+  ChannelClient host;
+  auto agent = startFoldedToOneCpu(host);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const std::string log = vcpufold::testing::runShell("grep -c 'metrics textfile not written' " + logFile_);
+  EXPECT_EQ(log, "1\n") << vcpufold::testing::runShell("cat " + logFile_);
+  ASSERT_TRUE(host.send(hint(2, 2)));
+  ASSERT_TRUE(host.receiveType<Ack>(kWaitMs));
+  EXPECT_EQ(cpusetCpus(), "0-1");
 }

@@ -2,40 +2,10 @@
 #include "vcpufold/hostd/metrics.h"
 
 #include "vcpufold/common/number_text.h"
+#include "vcpufold/common/prometheus_text.h"
 #include "vcpufold/protocol/cpulist.h"
 
 namespace vcpufold::hostd {
-namespace {
-
-// Label values escape backslash, double quote and newline.
-std::string escaped(const std::string& value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-class Writer {
- public:
-  void family(const char* name, const char* type, const char* help) {
-    text_ += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-  }
-  void sample(const std::string& name, const std::string& labels, double value) {
-    text_ += name + (labels.empty() ? "" : "{" + labels + "}") + " " + metricNumber(value) + "\n";
-  }
-  std::string take() { return std::move(text_); }
-
- private:
-  std::string text_;
-};
-
-}  // namespace
 
 void TickDurationHistogram::observe(double seconds) {
   ++count;
@@ -46,7 +16,7 @@ void TickDurationHistogram::observe(double seconds) {
 
 std::string renderMetrics(const TickReport& report, const TickDurationHistogram& tickDuration,
                           const DaemonCounters& counters) {
-  Writer w;
+  PrometheusText w;
   w.family("vcpufold_tick_inputs_complete", "gauge",
            "1 when the last decision had every input; 0 when hints were held or withdrawn.");
   w.sample("vcpufold_tick_inputs_complete", "", report.inputsMissing ? 0 : 1);
@@ -97,7 +67,7 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
   for (const auto& family : poolFamilies) {
     w.family(family.name, "gauge", family.help);
     for (const PoolReport& pool : report.pools)
-      w.sample(family.name, "pool=\"" + escaped(pool.name) + "\"", family.value(pool));
+      w.sample(family.name, "pool=\"" + prometheusLabelValue(pool.name) + "\"", family.value(pool));
   }
   w.family("vcpufold_capacity_cpus", "gauge", "pCPUs left for VMs after the reserve and non-VM load, all pools.");
   w.sample("vcpufold_capacity_cpus", "", report.capacity);
@@ -147,13 +117,13 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
   for (const auto& family : families) {
     w.family(family.name, family.type, family.help);
     for (const auto& vm : report.vms) {
-      const std::string labels = "vm=\"" + escaped(vm.record.name) + "\"";
+      const std::string labels = "vm=\"" + prometheusLabelValue(vm.record.name) + "\"";
       const std::string name = family.name;
       const auto& channel = vm.channel;
       if (name == "vcpufold_vm_vcpus") w.sample(name, labels, vm.record.vcpus);
       if (name == "vcpufold_vm_pool_info" && !vm.pool.empty())
         w.sample(name,
-                 labels + ",pool=\"" + escaped(vm.pool) + "\",dedicated=\"" +
+                 labels + ",pool=\"" + prometheusLabelValue(vm.pool) + "\",dedicated=\"" +
                      (vm.allocation.dedicated ? "true" : "false") + "\"",
                  1);
       if (name == "vcpufold_vm_demand_cpus") w.sample(name, labels, vm.allocation.demand);

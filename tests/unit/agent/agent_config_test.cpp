@@ -45,6 +45,8 @@ high_threshold = 1000
 low_threshold = 100
 [cpuset]
 move_root_tasks = false
+[metrics]
+textfile = "/var/lib/prometheus/node-exporter/vcpufold.prom"
 )",
                                  "agent.toml");
   ASSERT_TRUE(config) << config.error().message;
@@ -59,6 +61,20 @@ move_root_tasks = false
   EXPECT_EQ(config->highThresholdBp, 1000u);
   EXPECT_EQ(config->lowThresholdBp, 100u);
   EXPECT_FALSE(config->moveRootTasks);
+  EXPECT_EQ(config->metricsTextfile, "/var/lib/prometheus/node-exporter/vcpufold.prom");
+}
+
+TEST(AgentConfig, TheMetricsTextfileIsOffByDefaultAndMustBeAnAbsoluteDotPromFile) {
+  EXPECT_EQ(parseAgentConfig("", "agent.toml")->metricsTextfile, "");
+  for (const char* bad :
+       {"vcpufold.prom", "/var/lib/node-exporter/vcpufold.txt", "/var/lib/node-exporter/",
+        "/var/lib/node-exporter/.prom", "/var/lib/../../etc/x.prom", "/var/lib/node-exporter/vcpufold"}) {
+    const auto config = parseAgentConfig(std::string("[metrics]\ntextfile = \"") + bad + "\"\n", "agent.toml");
+    ASSERT_FALSE(config) << bad;
+    EXPECT_NE(config.error().message.find("metrics.textfile: \"" + std::string(bad) + "\" must be an absolute path"),
+              std::string::npos)
+        << config.error().message;
+  }
 }
 
 TEST(AgentConfig, TheDefaultSamplePeriodFitsEveryIntervalAndALongerOneIsRefused) {

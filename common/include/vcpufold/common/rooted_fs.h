@@ -6,6 +6,8 @@
 // tests, so whole daemons run against captured trees. The paths themselves
 // are named in system_paths.h.
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -36,10 +38,12 @@ class RootedFs {
   // One write(2) of contents to an existing file, as sysfs and cgroupfs need
   // (a knob takes one value per write). Never creates the file.
   Expected<void> writeExisting(std::string_view absolutePath, std::string_view contents) const;
-  // Creates or replaces a regular file atomically (write to a temporary, rename).
-  Expected<void> replaceFile(std::string_view absolutePath, std::string_view contents) const;
+  // Creates or replaces a regular file atomically (write to PATH.tmp, rename),
+  // with exactly this mode whatever the umask. The temporary is created
+  // exclusively, so a link planted under its name is never written through.
+  Expected<void> replaceFile(std::string_view absolutePath, std::string_view contents, mode_t mode = 0600) const;
   Expected<void> removeFile(std::string_view absolutePath) const;
-  Expected<void> makeDirectory(std::string_view absolutePath) const;  // with parents; ok if it exists
+  Expected<void> makeDirectory(std::string_view absolutePath) const;    // with parents; ok if it exists
   Expected<void> removeDirectory(std::string_view absolutePath) const;  // rmdir, one level
   // Names of the entries of a directory, sorted; empty on error.
   [[nodiscard]] std::vector<std::string> listDirectory(std::string_view absolutePath) const;

@@ -30,6 +30,10 @@ struct AgentConfig {
   std::uint32_t lowThresholdBp = 200;   // 0..high-1
   // [cpuset]
   bool moveRootTasks = true;
+  // [metrics]
+  // A node_exporter textfile ("/var/lib/prometheus/node-exporter/vcpufold.prom"),
+  // rewritten every interval; "" = none. Absolute, its name ending in .prom.
+  std::string metricsTextfile;
 };
 
 // Parses TOML text; source names it in errors ("/etc/vcpufold/agent.toml").

@@ -5,7 +5,8 @@
 //   every sample:   procs_running (demand); a change that holds is sent to
 //                   the host at once as a status (demand_watch.h)
 //   every interval: CPU hotplug (re-place, re-apply, hello again), steal
-//                   ratio, lease expiry and fallback, apply, status
+//                   ratio, lease expiry and fallback, apply, status, and the
+//                   metrics textfile when configured
 // It runs until SIGTERM or SIGINT, then unfolds the guest and returns 0.
 // SIGHUP reloads the configuration. Under systemd it says READY=1 and pings
 // the watchdog from this loop, so a wedged agent is restarted (and unfolded
@@ -71,6 +72,9 @@ class AgentDaemon {
   void send(const protocol::Message& message);
   void sendError(std::optional<std::uint64_t> seq, const std::string& reason, std::int64_t nowMs);
   Expected<StealReading> readStat() const;
+  // running false: the last write, as the agent stops. A failed write is
+  // logged (once until it works again) and never touches folding.
+  void writeMetricsTextfile(std::int64_t nowMs, bool running);
 
   AgentDaemonParts parts_;
   FoldController controller_;
@@ -78,6 +82,10 @@ class AgentDaemon {
   protocol::Control appliedControl_ = protocol::Control::None;
   std::optional<StealReading> lastStat_;
   std::uint32_t lastStealBp_ = 0;
+  double lastDemand_ = 0;
+  std::optional<std::uint64_t> lastHintSeq_;
+  std::int64_t lastHintAtMs_ = 0;
+  bool textfileFailing_ = false;
   DemandWatch demandWatch_;
   protocol::Session session_;  // the protocol; this loop does the transport, timers and logs
   int signalFd_ = -1;
