@@ -23,6 +23,7 @@
 #include "guest_control.h"
 #include "lab_cleanup.h"
 #include "qemu_guest.h"
+#include "status_table.h"
 
 using vcpufold::testing::runShell;
 using vcpufold::testing::waitUntil;
@@ -91,20 +92,7 @@ class FoldEndToEnd : public ::testing::Test {
     return runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir() + "/hostd.toml status");
   }
   // The status row of a VM as column name -> value (the header line names them).
-  std::map<std::string, std::string> row(const std::string& vm) {
-    std::istringstream lines(status());
-    std::vector<std::string> names;
-    for (std::string line; std::getline(lines, line);) {
-      std::istringstream words(line);
-      const std::vector<std::string> columns{std::istream_iterator<std::string>(words), {}};
-      if (line.rfind("VM ", 0) == 0) names = columns;
-      if (line.rfind(vm + " ", 0) != 0 || names.size() != columns.size()) continue;
-      std::map<std::string, std::string> byName;
-      for (std::size_t i = 0; i < names.size(); ++i) byName[names[i]] = columns[i];
-      return byName;
-    }
-    return {};
-  }
+  std::map<std::string, std::string> row(const std::string& vm) { return vcpufold::testing::statusRow(status(), vm); }
   bool rowIs(const std::string& vm, const std::string& column, const std::string& value) {
     const auto columns = row(vm);
     const auto found = columns.find(column);

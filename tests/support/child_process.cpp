@@ -15,7 +15,8 @@
 
 namespace vcpufold::testing {
 
-ChildProcess::ChildProcess(const std::string& binary, const std::vector<std::string>& args, const std::string& logFile) {
+ChildProcess::ChildProcess(const std::string& binary, const std::vector<std::string>& args,
+                           const std::string& logFile) {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(binary.c_str()));
   for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));

@@ -17,7 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 }  // namespace
 
 bool readUntilMarker(int fd, std::string& buffer, const std::string& marker, Clock::time_point deadline) {

@@ -128,6 +128,7 @@ QemuGuest::QemuGuest(QemuGuestSpec spec)
                 "-device",  "virtio-serial-pci,id=vcpufold-serial",
                 "-device",  "virtserialport,bus=vcpufold-serial.0,chardev=vcpufold,name=org.vcpufold.hint.0"};
   args.insert(args.end(), hintPort.begin(), hintPort.end());
+  if (!spec_.incoming.empty()) args.insert(args.end(), {"-incoming", spec_.incoming});
   process_ = std::make_unique<ChildProcess>("/usr/bin/qemu-system-x86_64", args, dir + "/qemu.log");
 }
 

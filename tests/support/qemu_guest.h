@@ -49,6 +49,9 @@ struct QemuGuestSpec {
   // qmpDirectory (the lab's control port stays in runDirectory).
   std::string vmName{};
   std::filesystem::path qmpDirectory{};
+  // Set: the process waits for a migration instead of booting (-incoming
+  // VALUE, e.g. "unix:/path"); the guest is the one migrated to it.
+  std::string incoming{};
 };
 
 class QemuGuest {
