@@ -33,22 +33,24 @@ Hint hint(std::uint64_t seq, std::uint32_t vcpus) { return Hint{seq, vcpus, 120'
 class AgentInQemu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (auto reason = vcpufold::testing::labUnavailableReason()) GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
+    if (auto reason = vcpufold::testing::labUnavailableReason())
+      GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
     std::string log;
     auto image = vcpufold::testing::buildLabImage(
         "agent-e2e", {VCPUFOLD_SOURCE_DIR "/tests/e2e/guest/agent-e2e.sh:/lab/agent-e2e.sh"}, {VCPUFOLD_AGENT_BINARY},
         log);
     ASSERT_TRUE(image) << "building the guest image failed:\n" << log;
     runDirectory_ = std::filesystem::temp_directory_path() / ("vcpufold-e2e-" + std::to_string(::getpid()));
-    guest_ = std::make_unique<QemuGuest>(vcpufold::testing::QemuGuestSpec{
-        *image, runDirectory_, "4", "256M", "lab.run=agent-e2e"});
+    guest_ = std::make_unique<QemuGuest>(
+        vcpufold::testing::QemuGuestSpec{*image, runDirectory_, "4", "256M", "lab.run=agent-e2e"});
     std::printf("guest under %s in %s\n", QemuGuest::accelerator().c_str(), runDirectory_.c_str());
     ASSERT_TRUE(guest_->waitReady(kBootMs)) << "guest did not come up:\n" << guest_->console();
   }
 
   void TearDown() override {
     if (HasFailure() && guest_) {
-      if (auto log = guest_->run("cat /tmp/e2e/agent.log", 10'000)) std::printf("agent log:\n%s\n", log->output.c_str());
+      if (auto log = guest_->run("cat /tmp/e2e/agent.log", 10'000))
+        std::printf("agent log:\n%s\n", log->output.c_str());
     }
     guest_.reset();
     std::error_code ignored;
@@ -109,8 +111,8 @@ TEST_F(AgentInQemu, FindsItsPortByNameAndFoldsCpuBoundTasks) {
   ack = host.receiveType<Ack>(kStepMs);
   ASSERT_TRUE(ack);
   EXPECT_EQ(ack->applied, (CpuSet{0, 1}));
-  EXPECT_TRUE(waitForBurners([](const auto& cpus) { return cpus.count(0) + cpus.count(1) == 4 && cpus.count(1) > 0; },
-                             seen))
+  EXPECT_TRUE(
+      waitForBurners([](const auto& cpus) { return cpus.count(0) + cpus.count(1) == 4 && cpus.count(1) > 0; }, seen))
       << "burners not on CPUs 0-1: " << seen;
 
   ASSERT_TRUE(host.send(hint(3, 4)));
@@ -162,10 +164,10 @@ TEST_F(AgentInQemu, SurvivesHostReconnectsAndPortReplug) {
       kStepMs);
   ASSERT_TRUE(gone);
   EXPECT_NE(gone->output.find("agent-alive"), std::string::npos) << "the agent died when its port went away";
-  auto plugged = guest_->qmp(
-      R"({"execute":"device_add","arguments":{"driver":"virtserialport","bus":"vser0.0","chardev":"hint",)"
-      R"("name":"org.vcpufold.hint.0","id":"hintport2"}})",
-      10'000);
+  auto plugged =
+      guest_->qmp(R"({"execute":"device_add","arguments":{"driver":"virtserialport","bus":"vser0.0","chardev":"hint",)"
+                  R"("name":"org.vcpufold.hint.0","id":"hintport2"}})",
+                  10'000);
   ASSERT_TRUE(plugged);
   EXPECT_NE(plugged->find("return"), std::string::npos) << *plugged;
   auto hello = host.receiveType<Hello>(kStepMs);

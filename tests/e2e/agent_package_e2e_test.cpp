@@ -11,7 +11,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <sstream>
 
 #include "channel_client.h"
 #include "child_process.h"
@@ -31,14 +30,6 @@ const bool kLabCleanup = vcpufold::testing::registerLabCleanup();
 constexpr int kBootMs = 300'000;  // systemd under TCG, from a 60 MB initramfs
 constexpr int kStepMs = 60'000;
 
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> result;
-  std::istringstream stream(text);
-  for (std::string line; std::getline(stream, line);)
-    if (!line.empty()) result.push_back(line);
-  return result;
-}
-
 class AgentPackageInSystemdGuest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -48,20 +39,16 @@ class AgentPackageInSystemdGuest : public ::testing::Test {
     if (runShell("command -v debootstrap").empty()) GTEST_SKIP() << "debootstrap is not installed";
     runDirectory_ = std::filesystem::temp_directory_path() / ("vcpufold-pkg-e2e-" + std::to_string(::getpid()));
     std::filesystem::create_directories(runDirectory_);
-    const std::string cpack = runShell("cpack --config " VCPUFOLD_BUILD_DIR "/CPackConfig.cmake -B " +
-                                       runDirectory_.string() + " -G DEB 2>&1");
-    const std::string deb = runShell("ls " + runDirectory_.string() + "/vcpufold-agent_*_amd64.deb 2>/dev/null");
-    ASSERT_FALSE(deb.empty()) << cpack;
+    std::string log;
+    const auto packages = vcpufold::testing::buildPackages(VCPUFOLD_BUILD_DIR, runDirectory_, log);
+    ASSERT_TRUE(packages) << log;
     const auto started = std::chrono::steady_clock::now();
-    const auto built =
-        lines(runShell(VCPUFOLD_SOURCE_DIR "/tests/lab/build-systemd-guest.sh " + lines(deb).front() + " 2>&1"));
-    ASSERT_GE(built.size(), 2u);
-    const std::string kernel = built[built.size() - 2], initramfs = built.back();
-    ASSERT_TRUE(std::filesystem::exists(kernel) && std::filesystem::exists(initramfs)) << built.back();
+    const auto image = vcpufold::testing::buildSystemdGuestImage(packages->agent, false, log);
+    ASSERT_TRUE(image) << log;
     std::printf("guest image built in %.0f s\n",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     guest_ = std::make_unique<QemuGuest>(
-        vcpufold::testing::QemuGuestSpec{{kernel, initramfs}, runDirectory_, "2", "1536M", "systemd.show_status=0"});
+        vcpufold::testing::QemuGuestSpec{*image, runDirectory_, "2", "1536M", "systemd.show_status=0"});
     std::printf("guest under %s in %s\n", QemuGuest::accelerator().c_str(), runDirectory_.c_str());
     ASSERT_TRUE(guest_->waitReady(kBootMs)) << "guest did not come up:\n" << guest_->console();
   }

@@ -5,7 +5,9 @@
 # whole root file system is the initramfs (no disk image, no loop devices):
 # the kernel unpacks it into memory and runs systemd from it.
 #
-# Usage: tests/lab/build-systemd-guest.sh AGENT_DEB
+# Usage: tests/lab/build-systemd-guest.sh [--uninstalled] AGENT_DEB
+#   --uninstalled: the package is left in /root/ for the test to install, as
+#                  the README's quick start does (image initramfs-systemd-uninstalled)
 # Env:   VCPUFOLD_LAB_DIR (default /var/tmp/vcpufold-lab)
 #        DEBIAN_MIRROR    (default http://deb.debian.org/debian)
 # The base system (debootstrap, a few minutes) is cached under the lab
@@ -16,7 +18,12 @@ set -euo pipefail
 lab_dir=${VCPUFOLD_LAB_DIR:-/var/tmp/vcpufold-lab}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-deb=${1:?usage: build-systemd-guest.sh AGENT_DEB}
+uninstalled=0
+if [[ "${1:-}" == --uninstalled ]]; then
+  uninstalled=1
+  shift
+fi
+deb=${1:?usage: build-systemd-guest.sh [--uninstalled] AGENT_DEB}
 [[ -f "$deb" ]] || { echo "build-systemd-guest: no such package: $deb" >&2; exit 2; }
 command -v debootstrap >/dev/null || { echo "build-systemd-guest: debootstrap is not installed" >&2; exit 1; }
 
@@ -59,10 +66,14 @@ chroot "$staging" depmod "$kernel_release"
 
 # The package, as an operator installs it. /sys is not mounted in the chroot,
 # so its postinst's udev trigger touches nothing of this host.
-cp "$deb" "$staging/tmp/agent.deb"
-chroot "$staging" dpkg -i /tmp/agent.deb >"$lab_dir/systemd-guest-dpkg.log" 2>&1 ||
-  { cat "$lab_dir/systemd-guest-dpkg.log" >&2; exit 1; }
-rm "$staging/tmp/agent.deb"
+if [[ $uninstalled == 1 ]]; then
+  cp "$deb" "$staging/root/$(basename "$deb")"
+else
+  cp "$deb" "$staging/tmp/agent.deb"
+  chroot "$staging" dpkg -i /tmp/agent.deb >"$lab_dir/systemd-guest-dpkg.log" 2>&1 ||
+    { cat "$lab_dir/systemd-guest-dpkg.log" >&2; exit 1; }
+  rm "$staging/tmp/agent.deb"
+fi
 
 # The lab control port service (a test aid, not the product).
 install -m 755 "$here/guest/lab-control" "$staging/usr/local/sbin/lab-control"
@@ -83,7 +94,9 @@ echo 'root::0:0:root:/root:/bin/bash' >"$staging/etc/passwd.new" && grep -v '^ro
 ln -sf /lib/systemd/systemd "$staging/init"
 
 mkdir -p "$lab_dir/guest"
-initramfs="$lab_dir/guest/initramfs-systemd.cpio.gz"
+suffix=""
+[[ $uninstalled == 0 ]] || suffix=-uninstalled
+initramfs="$lab_dir/guest/initramfs-systemd$suffix.cpio.gz"
 (cd "$staging" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$initramfs"
 echo "build-systemd-guest: $(du -m "$initramfs" | cut -f1) MiB initramfs, kernel $kernel_release" >&2
 echo "$kernel_image"

@@ -69,6 +69,36 @@ std::optional<LabImage> buildLabImage(const std::string& name, const std::vector
   return LabImage{all[all.size() - 2], all.back()};
 }
 
+namespace {
+
+std::vector<std::string> nonEmptyLines(const std::string& text) {
+  std::vector<std::string> result;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);)
+    if (!line.empty()) result.push_back(line);
+  return result;
+}
+
+}  // namespace
+
+std::optional<BuiltPackages> buildPackages(const std::string& buildDirectory, const std::filesystem::path& into,
+                                           std::string& log) {
+  log += runShell("cpack --config " + buildDirectory + "/CPackConfig.cmake -B " + into.string() + " -G DEB 2>&1");
+  const auto agent = nonEmptyLines(runShell("ls " + into.string() + "/vcpufold-agent_*_amd64.deb 2>/dev/null"));
+  const auto hostd = nonEmptyLines(runShell("ls " + into.string() + "/vcpufold-hostd_*_amd64.deb 2>/dev/null"));
+  if (agent.empty() || hostd.empty()) return std::nullopt;
+  return BuiltPackages{agent.front(), hostd.front()};
+}
+
+std::optional<LabImage> buildSystemdGuestImage(const std::string& agentDeb, bool uninstalled, std::string& log) {
+  const std::string output = runShell(VCPUFOLD_SOURCE_DIR "/tests/lab/build-systemd-guest.sh " +
+                                      std::string(uninstalled ? "--uninstalled " : "") + agentDeb + " 2>&1");
+  log += output;
+  const auto built = nonEmptyLines(output);
+  if (built.size() < 2 || !std::filesystem::exists(built.back())) return std::nullopt;
+  return LabImage{built[built.size() - 2], built.back()};
+}
+
 std::string QemuGuest::accelerator() {
   // KVM only where the CPU really has hardware virtualization: /dev/kvm alone
   // may be an emulation that cannot run stock guest kernels.

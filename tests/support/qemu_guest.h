@@ -37,6 +37,17 @@ std::string fetchHackbench();
 std::optional<LabImage> buildLabImage(const std::string& name, const std::vector<std::string>& files,
                                       const std::vector<std::string>& binaries, std::string& log);
 
+// The .debs CPack makes from a build tree (its CPackConfig.cmake), written into `into`.
+struct BuiltPackages {
+  std::string agent;
+  std::string hostd;
+};
+std::optional<BuiltPackages> buildPackages(const std::string& buildDirectory, const std::filesystem::path& into,
+                                           std::string& log);
+// tests/lab/build-systemd-guest.sh: a Debian 12 guest booting systemd and
+// udev, the agent .deb installed by dpkg or, `uninstalled`, left in /root/.
+std::optional<LabImage> buildSystemdGuestImage(const std::string& agentDeb, bool uninstalled, std::string& log);
+
 struct QemuGuestSpec {
   LabImage image;
   std::filesystem::path runDirectory;  // sockets and logs go here
