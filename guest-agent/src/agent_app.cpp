@@ -10,6 +10,7 @@
 #include "vcpufold/agent/agent_daemon.h"
 #include "vcpufold/agent/cgroup_cpuset_actuator.h"
 #include "vcpufold/agent/kernel_actuator.h"
+#include "vcpufold/agent/metrics_textfile.h"
 #include "vcpufold/agent/own_priority.h"
 #include "vcpufold/agent/placement.h"
 #include "vcpufold/agent/platform.h"
@@ -144,6 +145,27 @@ int checkConfig(const AgentOptions& options) {
   return 0;
 }
 
+namespace {
+
+// A killed agent's last metrics textfile still says what it had folded. Once
+// the guest is unfolded, it says so, and that no agent runs. A configuration
+// that cannot be read, or no textfile, leaves nothing to do.
+void markTextfileStopped(const AgentOptions& options, const RootedFs& fs, spdlog::logger& log) {
+  const auto config = loadConfig(options);
+  if (!config || config->metricsTextfile.empty() || !fs.exists(config->metricsTextfile)) return;
+  const auto topology = readTopology(fs);
+  if (!topology) return;
+  AgentMetricsSnapshot snapshot;
+  snapshot.running = false;
+  snapshot.version = kAgentVersion;
+  snapshot.online = topology->online;
+  snapshot.preferred = topology->online;
+  if (auto written = fs.replaceFile(config->metricsTextfile, formatMetricsTextfile(snapshot), 0644); !written)
+    log.warn("restore: metrics textfile not updated: {}", written.error().message);
+}
+
+}  // namespace
+
 int runRestore(const AgentOptions& options) {
   auto log = makeDaemonLogger("vcpufold-agent", options.logLevel.value_or("info"));
   const RootedFs fs(options.root);
@@ -152,6 +174,7 @@ int runRestore(const AgentOptions& options) {
     return 1;
   }
   log->info("restore: the guest is unfolded");
+  markTextfileStopped(options, fs, *log);
   return 0;
 }
 

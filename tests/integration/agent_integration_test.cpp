@@ -432,6 +432,30 @@ TEST_F(AgentIntegration, TheMetricsTextfileIsWhatNodeExporterServes) {
     EXPECT_NE(page.find(std::string("\n") + line + "\n"), std::string::npos) << line << "\n" << page;
 }
 
+// After a crash, --restore (the unit's ExecStopPost=) also corrects the
+// textfile the killed agent left: unfolded, not running.
+TEST_F(AgentIntegration, RestoreAfterACrashCorrectsTheMetricsTextfile) {
+  constexpr const char* kTextfile = "/var/lib/node-exporter/vcpufold.prom";
+  tree_.write("/etc/vcpufold/agent.toml",
+              std::string("[agent]\ninterval_ms = 100\n[metrics]\ntextfile = \"") + kTextfile + "\"\n");
+  tree_.write("/var/lib/node-exporter/.keep", "");
+  ChannelClient host;
+  auto agent = startFoldedToOneCpu(host);
+  ASSERT_TRUE(waitUntil(
+      [&] { return tree_.read(kTextfile).find("vcpufold_agent_preferred_cpus 1\n") != std::string::npos; }, kWaitMs));
+  agent->signal(SIGKILL);
+  ASSERT_TRUE(agent->waitExit(kWaitMs));
+  EXPECT_NE(tree_.read(kTextfile).find("vcpufold_agent_running 1\n"), std::string::npos) << "a killed agent cannot say";
+  EXPECT_EQ(vcpufold::testing::runToCompletion(VCPUFOLD_AGENT_BINARY, {"--restore", "--root", tree_.root().string()},
+                                               logFile_, kWaitMs),
+            0);
+  const std::string text = tree_.read(kTextfile);
+  for (const char* line : {"vcpufold_agent_running 0", "vcpufold_agent_preferred_cpus 4",
+                           "vcpufold_agent_control{control=\"none\"} 1", "vcpufold_agent_host_connected 0"})
+    EXPECT_NE(text.find(std::string(line) + "\n"), std::string::npos) << line << "\n" << text;
+  EXPECT_EQ(cpusetCpus(), "\n");
+}
+
 // A textfile that cannot be written costs a warning, not the folding.
 TEST_F(AgentIntegration, AnUnwritableMetricsTextfileIsLoggedOnceAndFoldingGoesOn) {
   tree_.write("/etc/vcpufold/agent.toml",
