@@ -66,7 +66,8 @@ run_tests sanitize -j "$jobs" -LE "e2e|packaging|kernel"
 
 build fuzz --target fuzz_targets -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DVCPUFOLD_WERROR=ON \
   -DVCPUFOLD_FUZZ=ON -DVCPUFOLD_BUILD_TESTS=OFF -DVCPUFOLD_FUZZ_SECONDS="$fuzz_seconds"
-run_tests fuzz -L fuzz
+# The targets are single-threaded: two at a time on two cores, each for its full time.
+run_tests fuzz -j "$jobs" -L fuzz
 
 # As packagers build: the product and every test compile cleanly, warnings as errors.
 build packager -DCMAKE_BUILD_TYPE=Release -DVCPUFOLD_WERROR=ON \
