@@ -33,10 +33,8 @@ constexpr int kStepMs = 60'000;
 class AgentPackageInSystemdGuest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (auto reason = vcpufold::testing::labUnavailableReason())
+    if (auto reason = vcpufold::testing::systemdGuestUnavailableReason())
       GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
-    if (::geteuid() != 0) GTEST_SKIP() << "building the systemd guest needs root (debootstrap, chroot)";
-    if (runShell("command -v debootstrap").empty()) GTEST_SKIP() << "debootstrap is not installed";
     runDirectory_ = std::filesystem::temp_directory_path() / ("vcpufold-pkg-e2e-" + std::to_string(::getpid()));
     std::filesystem::create_directories(runDirectory_);
     std::string log;

@@ -90,6 +90,13 @@ std::optional<BuiltPackages> buildPackages(const std::string& buildDirectory, co
   return BuiltPackages{agent.front(), hostd.front()};
 }
 
+std::optional<std::string> systemdGuestUnavailableReason() {
+  if (auto reason = labUnavailableReason()) return reason;
+  if (::geteuid() != 0) return "building the systemd guest needs root (debootstrap, chroot)";
+  if (!onPath("debootstrap")) return "debootstrap is not installed";
+  return std::nullopt;
+}
+
 std::optional<LabImage> buildSystemdGuestImage(const std::string& agentDeb, bool uninstalled, std::string& log) {
   const std::string output = runShell(VCPUFOLD_SOURCE_DIR "/tests/lab/build-systemd-guest.sh " +
                                       std::string(uninstalled ? "--uninstalled " : "") + agentDeb + " 2>&1");

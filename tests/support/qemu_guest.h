@@ -44,6 +44,9 @@ struct BuiltPackages {
 };
 std::optional<BuiltPackages> buildPackages(const std::string& buildDirectory, const std::filesystem::path& into,
                                            std::string& log);
+// Why the systemd guest cannot be built here (no QEMU, not root, no
+// debootstrap), or nullopt.
+std::optional<std::string> systemdGuestUnavailableReason();
 // tests/lab/build-systemd-guest.sh: a Debian 12 guest booting systemd and
 // udev, the agent .deb installed by dpkg or, `uninstalled`, left in /root/.
 std::optional<LabImage> buildSystemdGuestImage(const std::string& agentDeb, bool uninstalled, std::string& log);
