@@ -170,7 +170,10 @@ TEST(HostdMigration, TheDestinationHostTakesOverAndTheSourceForgets) {
   std::printf(
       "migration: %s\ndestination hostd: hint acknowledged %lld ms after completion, folded to 0-1 after %lld ms\n",
       migration.c_str(), static_cast<long long>(hintedMs), static_cast<long long>(foldedMs));
-  ASSERT_TRUE(hinted && folded) << destination.status() << destination.log();
+  ASSERT_TRUE(hinted && folded) << destination.status() << destination.log() << "destination QEMU: "
+                                << destinationGuest.qmp(R"({"execute":"query-status"})", 5000).value_or("no answer")
+                                << "\n"
+                                << runShell("tail -20 " + dir + "/destination/guest/qemu.log");
   EXPECT_LE(hintedMs, 2 * kTickMs) << destination.log();
 
   // The guest runs on, on the destination: its workload progresses and the
