@@ -56,9 +56,11 @@ int main(int argc, char** argv) {
   app.add_option("--scenarios", scenarioDirectory, "the standard set's directory")->capture_default_str();
   app.add_option("--only", only, "comma-separated scenario names to keep (e.g. steady/spinlock,large-dynamic)");
   app.add_option("--modes", modes, "comma-separated modes to keep of those each scenario lists");
-  app.add_option("--repetitions", options.repetitions, "runs of every mode, interleaved")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100));
+  const auto* repetitionsOption =
+      app.add_option("--repetitions", options.repetitions,
+                     "runs of every mode, interleaved; given, it overrides the scenario files' own `repetitions`")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 100));
   app.add_option("--probe", options.probeSeconds, "seconds each search candidate is measured")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 60.0));
@@ -78,8 +80,10 @@ int main(int argc, char** argv) {
   app.add_option("--hostd", config.binaries.hostd, "vcpufold-hostd binary")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (outDirectory.empty()) outDirectory = config.workDirectory + "/results";
+  options.repetitionsGiven = repetitionsOption->count() > 0;
   if (quick) {
     options.repetitions = 1;
+    options.repetitionsGiven = true;
     noSearch = true;
     if (only.empty()) only = "steady/spinlock";
     if (modes.empty()) modes = "unfolded,vcpufold";

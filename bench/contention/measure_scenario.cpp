@@ -37,6 +37,10 @@ std::vector<std::vector<unsigned>> targetsPerPhase(const Scenario& scenario, con
 
 }  // namespace
 
+unsigned repetitionsOf(const Scenario& scenario, const MeasureOptions& options) {
+  return options.repetitionsGiven ? options.repetitions : scenario.repetitions.value_or(options.repetitions);
+}
+
 ScenarioOutcome measureScenario(const BenchConfig& config, const Scenario& scenario, const MeasureOptions& options) {
   ScenarioOutcome outcome;
   outcome.scenario = scenario;
@@ -100,7 +104,9 @@ ScenarioOutcome measureScenario(const BenchConfig& config, const Scenario& scena
     outcome.targetsFrom = "static-fair (no search in this run)";
   }
 
-  for (unsigned repetition = 1; repetition <= options.repetitions; ++repetition)
+  const unsigned repetitions = repetitionsOf(scenario, options);
+  outcome.repetitions = repetitions;
+  for (unsigned repetition = 1; repetition <= repetitions; ++repetition)
     for (Mode mode : outcome.modes) {
       if (outcome.sameAs.count(mode)) continue;
       RunPlan plan{mode, std::nullopt};
@@ -110,8 +116,8 @@ ScenarioOutcome measureScenario(const BenchConfig& config, const Scenario& scena
       std::string perVm;
       for (const auto& vm : run.vms)
         perVm += (perVm.empty() ? "" : " ") + format("%.0fk", vm.operationsPerSecond / 1000);
-      say(scenario.name + " " + std::to_string(repetition) + "/" + std::to_string(options.repetitions) + " " +
-          modeName(mode) + ": " + format("%.0fk", run.totalOperationsPerSecond() / 1000) + " ops/s (" + perVm + ")");
+      say(scenario.name + " " + std::to_string(repetition) + "/" + std::to_string(repetitions) + " " + modeName(mode) +
+          ": " + format("%.0fk", run.totalOperationsPerSecond() / 1000) + " ops/s (" + perVm + ")");
     }
   return outcome;
 }

@@ -15,12 +15,16 @@ namespace vcpufold::bench {
 
 struct MeasureOptions {
   unsigned repetitions = 5;
+  bool repetitionsGiven = false;                     // on the command line: it overrides the scenario's own
   bool search = true;                                // false: best-static and clairvoyant are left out
   double probeSeconds = 1.0;                         // each search candidate's measurement
   std::function<void(const std::string&)> progress;  // one line per step
 };
 
 // Throws std::runtime_error when a fleet cannot be started.
+// The runs of every mode a scenario gets under these options.
+unsigned repetitionsOf(const Scenario& scenario, const MeasureOptions& options);
+
 ScenarioOutcome measureScenario(const BenchConfig& config, const Scenario& scenario, const MeasureOptions& options);
 
 }  // namespace vcpufold::bench

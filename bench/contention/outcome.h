@@ -27,6 +27,7 @@ struct ScenarioOutcome {
   std::vector<std::vector<unsigned>> targets;  // per phase, for the dynamics
   std::string targetsFrom;                     // "clairvoyant", "best-static" or "static-fair (no search)"
   std::vector<RunResult> runs;
+  unsigned repetitions = 0;  // runs of every mode
 
   // The runs that stand for `mode` (its own, or those of the mode it is the same as).
   std::vector<const RunResult*> runsOf(Mode mode) const;

@@ -202,9 +202,9 @@ void scenarioSection(std::ostringstream& out, const ScenarioOutcome& outcome, do
   const Scenario& scenario = outcome.scenario;
   out << "\n#### `" << scenario.name << "`\n\n" << scenario.description << "  \n";
   const std::string cpus = outcome.runs.empty() ? "?" : outcome.runs.front().cpus;
-  out << "pCPUs: " << scenario.pcpus << " (host CPUs " << cpus << "); warm-up "
-      << format("%g", scenario.warmupSeconds) << " s, window " << format("%g", scenario.durationSeconds)
-      << " s; file `"
+  out << "pCPUs: " << scenario.pcpus << " (host CPUs " << cpus << "); warm-up " << format("%g", scenario.warmupSeconds)
+      << " s, window " << format("%g", scenario.durationSeconds) << " s; " << outcome.repetitions
+      << " repetitions; file `"
       << scenario.source.substr(scenario.source.rfind("bench/") == std::string::npos ? 0
                                                                                      : scenario.source.rfind("bench/"))
       << "`.  \nVMs:";
@@ -312,7 +312,9 @@ std::string markdownReport(const ReportContext& context, const std::vector<Scena
   std::ostringstream out;
   out << "Machine: " << context.machine << "  \nCommit: " << context.commit << ", " << context.date << "; the run took "
       << format("%.0f", context.seconds / 60) << " min, " << context.repetitions
-      << " repetitions of every mode, modes interleaved.  \nReproduce: `" << context.command << "`\n\n"
+      << " repetitions of every mode unless a scenario says otherwise (its line below gives its own), modes "
+         "interleaved.  \nReproduce: `"
+      << context.command << "`\n\n"
       << "Figures are medians over the repetitions with a 95% bootstrap interval in brackets; a ratio is the row's "
          "median total ops/s over the column's, its interval from resampling both. A target is *met* when its whole "
          "interval clears it, *missed* when the whole interval falls short, and *not shown* otherwise. best-static "

@@ -136,6 +136,9 @@ std::optional<std::vector<Scenario>> parseScenarioFile(const std::string& text, 
   top.number("warmup_s", base.warmupSeconds, 0, 600);
   top.number("duration_s", base.durationSeconds, 0.5, 3600);
   top.number("search_s", base.searchSeconds, 0, 3600);
+  unsigned repetitions = 0;
+  top.integer("repetitions", repetitions, 1, 100);
+  if (repetitions > 0) base.repetitions = repetitions;
   for (const auto& name : strings(top.array("modes"), top, "modes")) {
     if (auto mode = modeFromName(name))
       base.modes.push_back(*mode);

@@ -32,6 +32,10 @@ struct Scenario {
   double warmupSeconds = 2;
   double durationSeconds = 4;
   double searchSeconds = 30;  // best-static and clairvoyant search budget
+  // Runs of every mode when the command line does not say: a scenario whose
+  // modes differ by less than its run-to-run spread needs more than the
+  // default to tell them apart.
+  std::optional<unsigned> repetitions;
   std::vector<Mode> modes;
   std::vector<VmSpec> vms;
 

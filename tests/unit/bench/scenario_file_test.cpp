@@ -26,13 +26,15 @@ std::string parseError(const std::string& text) {
 
 TEST(ScenarioFile, ReadsVmsCopiesAndDefaults) {
   const auto scenarios = parseOk(
-      "pcpus = 3\nduration_s = 6\n[[vm]]\nname = \"web\"\ncount = 2\nvcpus = 8\nthreads_per_core = 2\n"
+      "pcpus = 3\nduration_s = 6\nrepetitions = 15\n[[vm]]\nname = \"web\"\ncount = 2\nvcpus = 8\nthreads_per_core = "
+      "2\n"
       "weight = 300\nworkload = \"spinlock+compute\"\nschedule = \"square:8,2,10\"\n"
       "[[vm]]\nname = \"db\"\nworkload = \"compute\"\nagent = false\n");
   ASSERT_EQ(scenarios.size(), 1u);
   const Scenario& scenario = scenarios[0];
   EXPECT_EQ(scenario.name, "test");
   EXPECT_EQ(scenario.pcpus, 3u);
+  EXPECT_EQ(scenario.repetitions, 15u);
   ASSERT_EQ(scenario.vms.size(), 3u);
   EXPECT_EQ(scenario.vms[0].name, "web-1");
   EXPECT_EQ(scenario.vms[1].name, "web-2");
@@ -42,6 +44,8 @@ TEST(ScenarioFile, ReadsVmsCopiesAndDefaults) {
   EXPECT_FALSE(scenario.vms[2].agent);
   EXPECT_EQ(tasksAt(scenario.vms[2].schedule, 100), 4u) << "default: every vCPU busy";
   EXPECT_EQ(scenario.modes.size(), std::size(kAllModes));
+  EXPECT_FALSE(parseOk("[[vm]]\nname = \"a\"\nworkload = \"compute\"\n").at(0).repetitions)
+      << "none: the command line's (5 by default)";
 }
 
 TEST(ScenarioFile, WorkloadsMakeOneScenarioEach) {
@@ -57,11 +61,12 @@ TEST(ScenarioFile, WorkloadsMakeOneScenarioEach) {
 
 TEST(ScenarioFile, EveryProblemIsReportedWithItsKey) {
   const std::string error = parseError(
-      "pcpus = 0\nmodes = [\"fast\"]\nsurprise = 1\n[[vm]]\nname = \"A\"\nvcpus = 6\nthreads_per_core = 4\n"
+      "pcpus = 0\nrepetitions = 0\nmodes = [\"fast\"]\nsurprise = 1\n[[vm]]\nname = \"A\"\nvcpus = 6\nthreads_per_core "
+      "= 4\n"
       "workload = \"sleep\"\nschedule = \"square:1\"\ncolour = \"red\"\n");
   for (const char* expected :
-       {"pcpus: must be within 1..1024", "modes: \"fast\" is not a mode", "surprise: unknown key",
-        "vm[0].threads_per_core: must divide vcpus", "vm[0].workload: \"sleep\"",
+       {"pcpus: must be within 1..1024", "repetitions: must be within 1..100", "modes: \"fast\" is not a mode",
+        "surprise: unknown key", "vm[0].threads_per_core: must divide vcpus", "vm[0].workload: \"sleep\"",
         "vm[0].schedule: schedule \"square:1\"", "vm[0].colour: unknown key", "the name \"A\" must be lower-case"})
     EXPECT_NE(error.find(expected), std::string::npos) << expected << "\n in: " << error;
   EXPECT_NE(parseError("[[vm]]\nname = \"a\"\n").find("vm[0].workload: missing"), std::string::npos);
