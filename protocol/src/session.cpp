@@ -167,12 +167,17 @@ void Session::onAck(const Ack& ack, SessionTime now, SessionOutput& out) {
     return;
   }
   lastAck_ = ack;
-  if (oldestUnackedSeq_ && ack.seq >= *oldestUnackedSeq_) oldestUnackedSeq_.reset();
-  if (std::exchange(overdue_, false)) out.events.push_back(event(SessionEvent::Kind::AcknowledgesAgain));
+  // An answer to a hint sent before the one still awaited says the agent was
+  // keeping up then, not now (a starved agent works through its backlog): it
+  // neither ends the wait nor an overdue agent's loss of cooperation, which
+  // would fold the VM again on stale evidence and unfold it at the next tick.
+  const bool stale = oldestUnackedSeq_ && ack.seq < *oldestUnackedSeq_;
+  if (!stale) oldestUnackedSeq_.reset();
+  if (!stale && std::exchange(overdue_, false)) out.events.push_back(event(SessionEvent::Kind::AcknowledgesAgain));
   SessionEvent acked = event(SessionEvent::Kind::Ack);
   acked.message = ack;
   out.events.push_back(std::move(acked));
-  if (!std::exchange(cooperative_, true)) out.events.push_back(event(SessionEvent::Kind::Cooperative));
+  if (!stale && !std::exchange(cooperative_, true)) out.events.push_back(event(SessionEvent::Kind::Cooperative));
 }
 
 // An acknowledgement must name CPUs the guest said it has online, and no more

@@ -180,6 +180,37 @@ TEST(HostSession, AnOverdueAckEndsCooperationUntilTheAgentAcknowledgesAgain) {
   EXPECT_TRUE(ready.host.cooperative());
 }
 
+TEST(HostSession, ALateAnswerToAnEarlierHintDoesNotEndAnOverdueWait) {
+  ReadyHost ready;
+  ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
+  const auto sentSeq = [](const SessionOutput& out) {
+    const auto messages = written(out);
+    EXPECT_EQ(messages.size(), 1u);
+    return messages.empty() ? 0 : std::get<Hint>(messages[0].message).seq;
+  };
+  // A starved agent: each renewal is answered more than a tick late.
+  const std::uint64_t first = sentSeq(ready.host.tick(kStart + milliseconds(1000)));
+  const std::uint64_t second = sentSeq(ready.host.tick(kStart + milliseconds(2000)));
+  ready.host.feed(line(Ack{first, CpuSet{0, 1}, Actuator::Cpuset}), kStart + milliseconds(2100));
+  const std::uint64_t third = sentSeq(ready.host.tick(kStart + milliseconds(3000)));
+  ASSERT_LT(second, third);
+  auto out = ready.host.tick(kStart + milliseconds(6001));
+  const auto* overdue = find(out, Kind::AckOverdue);
+  ASSERT_NE(overdue, nullptr);
+  EXPECT_EQ(overdue->text, "hint seq " + std::to_string(third) + " not acknowledged in 3000 ms");
+  ASSERT_FALSE(ready.host.cooperative());
+  // The answer to the hint before the one awaited arrives: the agent was
+  // keeping up then, which says nothing of now.
+  out = ready.host.feed(line(Ack{second, CpuSet{0, 1}, Actuator::Cpuset}), kStart + milliseconds(6100));
+  EXPECT_EQ(kinds(out), (std::vector<Kind>{Kind::Ack}));
+  EXPECT_FALSE(ready.host.cooperative());
+  EXPECT_EQ(find(ready.host.tick(kStart + milliseconds(7000)), Kind::AckOverdue), nullptr)
+      << "the same overdue wait goes on; it is not ended and begun again";
+  out = ready.host.feed(line(Ack{third, CpuSet{0, 1}, Actuator::Cpuset}), kStart + milliseconds(7100));
+  EXPECT_EQ(kinds(out), (std::vector<Kind>{Kind::AcknowledgesAgain, Kind::Ack, Kind::Cooperative}));
+  EXPECT_TRUE(ready.host.cooperative());
+}
+
 TEST(HostSession, HelloIsRepeatedUntilTheAgentAnswers) {
   Session host(hostHello());
   host.open(kStart);
