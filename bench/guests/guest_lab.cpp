@@ -83,7 +83,9 @@ std::string GuestLab::kernelRelease() {
 }
 
 void GuestLab::startAgents() {
-  for (std::size_t index = 0; index < controls_.size(); ++index) run(index, "sh /lab/agent start");
+  const std::string command =
+      "sh /lab/agent start" + (spec_.agentActuator.empty() ? "" : " " + shellQuoted(spec_.agentActuator));
+  for (std::size_t index = 0; index < controls_.size(); ++index) run(index, command);
 }
 
 void GuestLab::stopAgents() {

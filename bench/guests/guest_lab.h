@@ -22,6 +22,7 @@ struct GuestLabSpec {
   std::string kernel;      // a guest kernel image; empty: the Debian cloud kernel of the lab image
   std::string cpuset;      // host CPUs the guests may run on ("0-1"); empty: any
   std::string kernelArgs;  // appended to the guests' kernel command line (e.g. "mitigations=off")
+  std::string agentActuator;  // the agents' --actuator (cpuset, kernel); empty: their default (auto)
   unsigned vcpus = 4;
   unsigned memoryMiB = 256;
 };
@@ -40,7 +41,7 @@ class GuestLab {
   std::string run(std::size_t index, const std::string& command, int timeoutMs = 60'000);
   std::string kernelRelease();
 
-  // The agents at their defaults in every guest, or none: stopping one unfolds
+  // The agents in every guest (at their defaults, with the spec's actuator), or none: stopping one unfolds
   // its guest, which is checked (throws when a guest stays folded).
   void startAgents();
   void stopAgents();

@@ -78,9 +78,10 @@ void runEmulated(const Options& options, const std::vector<std::string>& workloa
 
 // One actuator's measurements: the guests boot with the matching kernel and
 // run every planned measurement.
-void runActuator(const Options& options, const std::string& actuator, const std::vector<PlannedRun>& plan,
+void runActuator(const Options& options, const GuestActuator& variant, const std::vector<PlannedRun>& plan,
                  const ModeSettings& settings, const std::string& hackbench, const std::string& cpuset,
                  GuestsReportInput& report) {
+  const std::string& actuator = variant.name;
   ActuatorRun run{actuator, "", ""};
   GuestLabSpec spec;
   for (unsigned index = 1; index <= options.guests; ++index)
@@ -90,7 +91,8 @@ void runActuator(const Options& options, const std::string& actuator, const std:
   spec.cpuset = cpuset;
   spec.vcpus = options.vcpus;
   spec.kernelArgs = options.guestArgs;
-  if (actuator == "kernel") {
+  spec.agentActuator = variant.agentActuator;
+  if (variant.patchedKernel) {
     spec.kernel = testing::patchedKernelImage();
     if (!std::filesystem::exists(spec.kernel)) {
       run.skipped = "the patched kernel " + spec.kernel + " is not built (tests/kernel/build-kernel.sh on builds it)";
@@ -114,9 +116,9 @@ void runActuator(const Options& options, const std::string& actuator, const std:
                               guestModeName(planned.mode) + ".log");
       if (planned.mode != GuestMode::Unfolded && !actuatorChecked) {
         for (const auto& used : lab.actuatorsInUse())
-          if (used != actuator)
-            throw std::runtime_error("the agents apply hints via " + used + ", not " + actuator + " (kernel " +
-                                     run.kernel + ")");
+          if (used != variant.agentActuator)
+            throw std::runtime_error("the agents apply hints via " + used + ", not " + variant.agentActuator +
+                                     " (kernel " + run.kernel + ")");
         actuatorChecked = true;
       }
       logs = lab.runWorkload(workload.name, workload.size, 2, 600'000);
@@ -163,8 +165,9 @@ int main(int argc, char** argv) {
   for (const auto& workload : guestWorkloads()) allWorkloads += (allWorkloads.empty() ? "" : ",") + workload.name;
   app.add_option("--workloads", options.workloads, "comma-separated, of " + allWorkloads + " (default all)");
   app.add_option("--actuators", options.actuators,
-                 "comma-separated, of cpuset (stock kernel) and kernel (the patched kernel; skipped, saying why, "
-                 "when it is not built)")
+                 "comma-separated, of cpuset (stock kernel), kernel (the patched kernel; skipped, saying why, "
+                 "when it is not built) and cpuset-patched (the cpuset actuator on the patched kernel: tells the "
+                 "kernel's part from the actuator's; no targets)")
       ->capture_default_str();
   app.add_option("--guest-args", options.guestArgs,
                  "appended to every guest's kernel command line (e.g. \"mitigations=off\": the stock kernel's "
@@ -190,8 +193,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   for (const auto& actuator : actuators)
-    if (actuator != "cpuset" && actuator != "kernel") {
-      std::fprintf(stderr, "vcpufold-bench-guests: unknown actuator %s (cpuset or kernel)\n", actuator.c_str());
+    if (!findGuestActuator(actuator)) {
+      std::fprintf(stderr, "vcpufold-bench-guests: unknown actuator %s (cpuset, kernel or cpuset-patched)\n",
+                   actuator.c_str());
       return 2;
     }
   if (workloads.empty() || actuators.empty()) {
@@ -254,7 +258,8 @@ int main(int argc, char** argv) {
     if (!std::filesystem::exists(hackbench))
       throw std::runtime_error("could not unpack hackbench from Debian's rt-tests into " + testing::labDirectory());
     const auto plan = interleavedPlan(options.repetitions, workloads);
-    for (const auto& actuator : actuators) runActuator(options, actuator, plan, settings, hackbench, cpuset, report);
+    for (const auto& actuator : actuators)
+      runActuator(options, *findGuestActuator(actuator), plan, settings, hackbench, cpuset, report);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "vcpufold-bench-guests: %s\n", error.what());
     return 1;

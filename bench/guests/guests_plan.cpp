@@ -24,6 +24,21 @@ const GuestWorkload* findGuestWorkload(const std::string& name) {
   return nullptr;
 }
 
+const std::vector<GuestActuator>& guestActuators() {
+  static const std::vector<GuestActuator> actuators{
+      {"cpuset", "cpuset", false, true},
+      {"kernel", "kernel", true, true},
+      {"cpuset-patched", "cpuset", true, false},
+  };
+  return actuators;
+}
+
+const GuestActuator* findGuestActuator(const std::string& name) {
+  for (const auto& actuator : guestActuators())
+    if (actuator.name == name) return &actuator;
+  return nullptr;
+}
+
 const char* guestModeName(GuestMode mode) {
   switch (mode) {
     case GuestMode::Unfolded:

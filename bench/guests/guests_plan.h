@@ -22,6 +22,20 @@ struct GuestWorkload {
 const std::vector<GuestWorkload>& guestWorkloads();
 const GuestWorkload* findGuestWorkload(const std::string& name);
 
+// How the guests fold: the agent's actuator on one of the two guest kernels.
+// `cpuset` and `kernel` are the two the targets are set for; `cpuset-patched`
+// runs the cpuset actuator on the patched kernel, so that a difference
+// between the first two can be put down to the kernel or to the actuator.
+struct GuestActuator {
+  std::string name;            // as --actuators names it and the report shows it
+  std::string agentActuator;   // the agent's --actuator
+  bool patchedKernel = false;  // the patched kernel of kernel-patches/6.12, else the lab image's Debian kernel
+  bool targeted = true;        // the targets table has rows for it
+};
+// cpuset, kernel, cpuset-patched.
+const std::vector<GuestActuator>& guestActuators();
+const GuestActuator* findGuestActuator(const std::string& name);
+
 enum class GuestMode { Unfolded, Vcpufold, Fixed };
 inline constexpr GuestMode kGuestModes[] = {GuestMode::Unfolded, GuestMode::Vcpufold, GuestMode::Fixed};
 const char* guestModeName(GuestMode mode);

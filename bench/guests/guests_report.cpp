@@ -149,7 +149,8 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
         << " |\n";
   };
   for (const auto& actuator : input.actuators) {
-    if (!actuator.skipped.empty()) continue;
+    const GuestActuator* known = findGuestActuator(actuator.actuator);
+    if (!actuator.skipped.empty() || (known && !known->targeted)) continue;
     for (const auto& workload : input.workloads) {
       if (workload.rfind("hackbench", 0) == 0) {
         target(actuator.actuator, workload, GuestMode::Vcpufold, GuestMode::Unfolded, 1.2);

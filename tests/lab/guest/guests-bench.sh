@@ -2,7 +2,8 @@
 # Lab guest payload (lab.run=guests-bench), for vcpufold-bench-guests: the
 # workloads, and the real vcpufold-agent, started and stopped by the host
 # through the control port. Each command prints one line.
-#   /lab/agent start|stop   the agent at its defaults (stop waits until it has unfolded)
+#   /lab/agent start [ACT]  the agent at its defaults, or with --actuator ACT
+#   /lab/agent stop         (waits until it has unfolded)
 #   /lab/run NAME SIZE      starts workload NAME in the background (its own session):
 #                           units of SIZE back to back until stopped, each one's start
 #                           and end (uptime, s) a line of /tmp/gb/units
@@ -14,7 +15,7 @@ cat >/lab/agent <<'SCRIPT'
 case $1 in
   start)
     [ -s /tmp/gb/agent.pid ] && kill -0 "$(cat /tmp/gb/agent.pid)" 2>/dev/null && { echo running; exit 0; }
-    setsid vcpufold-agent --log-level debug >>/tmp/gb/agent.log 2>&1 </dev/null &
+    setsid vcpufold-agent --log-level debug ${2:+--actuator "$2"} >>/tmp/gb/agent.log 2>&1 </dev/null &
     echo $! >/tmp/gb/agent.pid
     echo started ;;
   stop)

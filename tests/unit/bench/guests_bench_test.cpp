@@ -44,6 +44,23 @@ TEST(GuestsPlan, ModesAndWorkloadsAreKnownByName) {
   EXPECT_EQ(findGuestWorkload("kernel-build"), nullptr);
 }
 
+TEST(GuestsPlan, EachActuatorNamesTheAgentsActuatorAndItsKernel) {
+  ASSERT_NE(findGuestActuator("cpuset"), nullptr);
+  EXPECT_EQ(findGuestActuator("cpuset")->agentActuator, "cpuset");
+  EXPECT_FALSE(findGuestActuator("cpuset")->patchedKernel);
+  EXPECT_TRUE(findGuestActuator("cpuset")->targeted);
+  ASSERT_NE(findGuestActuator("kernel"), nullptr);
+  EXPECT_EQ(findGuestActuator("kernel")->agentActuator, "kernel");
+  EXPECT_TRUE(findGuestActuator("kernel")->patchedKernel);
+  // The cpuset actuator on the patched kernel: the kernel of one, the actuator of the other, no targets.
+  ASSERT_NE(findGuestActuator("cpuset-patched"), nullptr);
+  EXPECT_EQ(findGuestActuator("cpuset-patched")->agentActuator, "cpuset");
+  EXPECT_TRUE(findGuestActuator("cpuset-patched")->patchedKernel);
+  EXPECT_FALSE(findGuestActuator("cpuset-patched")->targeted);
+  EXPECT_EQ(findGuestActuator("none"), nullptr);
+  for (const auto& actuator : guestActuators()) EXPECT_EQ(findGuestActuator(actuator.name), &actuator);
+}
+
 TEST(GuestsPlan, TheMeasuredUnitIsTheSecond) {
   EXPECT_DOUBLE_EQ(*measuredUnitSeconds("61.20 70.50\n70.52 74.27\n74.30 80.00\n"), 74.27 - 70.52);
   EXPECT_FALSE(measuredUnitSeconds("61.20 70.50\n"));               // only the warm-up
@@ -123,6 +140,21 @@ TEST(GuestsReport, JudgesTheTargetsFromTheirIntervals) {
       << report;
   EXPECT_NE(report.find("Not run: the patched kernel is not built"), std::string::npos) << report;
   EXPECT_EQ(report.find("`kernel` hackbench"), std::string::npos) << "a skipped actuator has no targets";
+}
+
+TEST(GuestsReport, TheCpusetActuatorOnThePatchedKernelIsTabulatedWithoutTargets) {
+  auto samples = samplesOf("hackbench-pipe", 1.5, 1.45);
+  for (auto sample : samplesOf("hackbench-pipe", 1.1, 1.1)) {
+    sample.actuator = "cpuset-patched";
+    samples.push_back(sample);
+  }
+  auto input = inputWith(samples, {"hackbench-pipe"});
+  input.actuators.push_back({"cpuset-patched", "6.12.117", ""});
+  const std::string report = renderGuestsReport(input);
+  EXPECT_NE(report.find("##### Actuator `cpuset-patched` (guest kernel 6.12.117)"), std::string::npos) << report;
+  EXPECT_NE(report.find("| hackbench-pipe | 0.300 [0.294, 0.306] | 0.330"), std::string::npos) << report;
+  EXPECT_NE(report.find("| `cpuset` hackbench-pipe: vcpufold / unfolded >= 1.20"), std::string::npos) << report;
+  EXPECT_EQ(report.find("| `cpuset-patched` hackbench-pipe:"), std::string::npos) << "no target rows: " << report;
 }
 
 TEST(GuestsReport, OneRepetitionShowsNothing) {
