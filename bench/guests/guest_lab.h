@@ -19,9 +19,9 @@ struct GuestLabSpec {
   std::vector<std::string> names;  // libvirt domain names (vcpufold-bench-*, which lab cleanup knows)
   std::string agentBinary;
   std::string hackbenchBinary;
-  std::string kernel;      // a guest kernel image; empty: the Debian cloud kernel of the lab image
-  std::string cpuset;      // host CPUs the guests may run on ("0-1"); empty: any
-  std::string kernelArgs;  // appended to the guests' kernel command line (e.g. "mitigations=off")
+  std::string kernel;         // a guest kernel image; empty: the Debian cloud kernel of the lab image
+  std::string cpuset;         // host CPUs the guests may run on ("0-1"); empty: any
+  std::string kernelArgs;     // appended to the guests' kernel command line (e.g. "mitigations=off")
   std::string agentActuator;  // the agents' --actuator (cpuset, kernel); empty: their default (auto)
   unsigned vcpus = 4;
   unsigned memoryMiB = 256;
