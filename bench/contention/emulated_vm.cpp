@@ -3,6 +3,7 @@
 // and to hostd, for the contention bench and the integration tests (not part
 // of the product). See usage() and bench/contention/README.md.
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <csignal>
@@ -12,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "file_write_watch.h"
 #include "guest_tree.h"
 #include "guest_workload.h"
 #include "qmp_responder.h"
@@ -36,6 +38,8 @@ void usage() {
                "  Reads the task count from DIR/NAME.load when that file exists (changeable at run time),\n"
                "  or follows --schedule: constant:N, step:FROM,TO,AT_S, square:HIGH,LOW,PERIOD_S or\n"
                "  walk:START,MIN,MAX,EVERY_S,SEED (times from the VM's start).\n"
+               "  Its control thread wakes for a write to either file it follows (DIR/NAME.load, the guest\n"
+               "  tree's preferred file), the schedule's next step and every 100 ms, never polling faster.\n"
                "  Writes DIR/NAME.stats every 100 ms (monotonic_ns: when; operations, run_ns, wait_ns,\n"
                "  preferred, context_switches) and appends\n"
                "  each change of preferred vCPUs and of the task count to DIR/NAME.preferred.log and\n"
@@ -134,11 +138,30 @@ int main(int argc, char** argv) {
   tasksLog << monotonicNs() << ' ' << workload.runnableTasks() << std::endl;
   std::uint64_t preferred = vcpus == 64 ? ~0ull : (1ull << vcpus) - 1;
   preferredLog << monotonicNs() << ' ' << std::popcount(preferred) << std::endl;
+  // The control thread sleeps until something happens: a write to the task
+  // count file or to the guest's preferred file, the schedule's next step, or
+  // the next 100 ms statistics step. It runs in the VM's CPU group, and a
+  // thread there waking every few milliseconds skews the host's weighted
+  // split between the groups (bench/contention/README.md).
+  std::vector<std::string> followed;
+  if (!schedule) followed.push_back(base + ".load");
+  if (tree) followed.push_back(tree->preferredPath());
+  vcpufold::bench::FileWriteWatch watch(followed);
+  constexpr auto kStatsEvery = std::chrono::milliseconds(100);
   const auto started = std::chrono::steady_clock::now();
   const auto deadline = started + std::chrono::seconds(seconds);
-  for (unsigned round = 0; !stopping && std::chrono::steady_clock::now() < deadline; ++round) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  auto nextStats = started;
+  while (!stopping && std::chrono::steady_clock::now() < deadline) {
+    auto wake = std::min(nextStats, deadline);
+    if (schedule) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      if (const auto step = vcpufold::bench::nextStepAfter(*schedule, elapsed))
+        wake = std::min(wake, started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                            std::chrono::duration<double>(*step)));
+    }
+    watch.waitForWrite(wake);
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - started).count();
     bool tasksChanged = false;
     if (const unsigned tasks = schedule ? vcpufold::bench::tasksAt(*schedule, elapsed)
                                         : readTaskCount(base + ".load", workload.runnableTasks());
@@ -156,7 +179,12 @@ int main(int argc, char** argv) {
     }
     // Every 100 ms, and at once when the task count changed: a guest kernel's
     // procs_running moves the moment the tasks do.
-    if (round % 10 != 0 && !tasksChanged) continue;
+    if (now < nextStats && !tasksChanged) continue;
+    if (now >= nextStats) {
+      nextStats += kStatsEvery;
+      if (nextStats <= now) nextStats = now + kStatsEvery;  // after a long stall, no burst of catch-up steps
+      watch.rewatch();
+    }
     const auto counters = workload.counters();
     std::vector<vcpufold::bench::ThreadTimes> times;
     std::uint64_t operations = 0, runNs = 0, waitNs = 0;

@@ -70,8 +70,10 @@ void GuestTree::publishProcStat(const std::vector<ThreadTimes>& vcpus, unsigned 
   std::rename(temporary.c_str(), path.c_str());
 }
 
+std::string GuestTree::preferredPath() const { return root_ + "/sys/devices/system/cpu/preferred"; }
+
 std::optional<std::uint64_t> GuestTree::readPreferred() const {
-  std::ifstream file(root_ + "/sys/devices/system/cpu/preferred");
+  std::ifstream file(preferredPath());
   if (!file) return std::nullopt;
   std::string text;
   std::getline(file, text);

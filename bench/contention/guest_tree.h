@@ -33,6 +33,8 @@ class GuestTree {
   // The preferred vCPUs as a bit mask: all when the file is empty (the
   // kernel's restore), nothing new when it cannot be read or parsed.
   std::optional<std::uint64_t> readPreferred() const;
+  // The file readPreferred reads (for a watch on its writes).
+  std::string preferredPath() const;
 
  private:
   std::string root_;

@@ -37,6 +37,21 @@ std::uint64_t nextRandom(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+// The time between a square wave's halves or a walk's moves; 0 for the
+// schedules that do not repeat.
+double periodicStep(const Schedule& schedule) {
+  switch (schedule.kind) {
+    case Schedule::Kind::Square:
+      return schedule.seconds / 2;
+    case Schedule::Kind::Walk:
+      return schedule.seconds;
+    case Schedule::Kind::Constant:
+    case Schedule::Kind::Step:
+      break;
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::optional<Schedule> parseSchedule(const std::string& text, std::string& error) {
@@ -91,10 +106,14 @@ unsigned tasksAt(const Schedule& schedule, double secondsSinceStart) {
       const auto moves = static_cast<std::uint64_t>(t / schedule.seconds);
       for (std::uint64_t i = 0; i < moves; ++i) {
         const bool up = (nextRandom(state) & 1u) != 0;
-        if (up && tasks < schedule.third) ++tasks;
-        else if (!up && tasks > schedule.second) --tasks;
-        else if (tasks < schedule.third) ++tasks;  // at a bound, the walk turns back
-        else if (tasks > schedule.second) --tasks;
+        if (up && tasks < schedule.third)
+          ++tasks;
+        else if (!up && tasks > schedule.second)
+          --tasks;
+        else if (tasks < schedule.third)
+          ++tasks;  // at a bound, the walk turns back
+        else if (tasks > schedule.second)
+          --tasks;
       }
       return tasks;
     }
@@ -104,24 +123,27 @@ unsigned tasksAt(const Schedule& schedule, double secondsSinceStart) {
 
 std::vector<double> changeTimes(const Schedule& schedule, double duration) {
   std::vector<double> times;
-  double step = 0;
-  switch (schedule.kind) {
-    case Schedule::Kind::Constant:
-      return times;
-    case Schedule::Kind::Step:
-      if (schedule.seconds > 0 && schedule.seconds < duration && schedule.first != schedule.second)
-        times.push_back(schedule.seconds);
-      return times;
-    case Schedule::Kind::Square:
-      step = schedule.seconds / 2;
-      break;
-    case Schedule::Kind::Walk:
-      step = schedule.seconds;
-      break;
+  if (schedule.kind == Schedule::Kind::Step) {
+    if (schedule.seconds > 0 && schedule.seconds < duration && schedule.first != schedule.second)
+      times.push_back(schedule.seconds);
+    return times;
   }
+  const double step = periodicStep(schedule);
+  if (step <= 0) return times;
   for (double t = step; t < duration; t += step)
     if (tasksAt(schedule, t) != tasksAt(schedule, t - step / 2)) times.push_back(t);
   return times;
+}
+
+std::optional<double> nextStepAfter(const Schedule& schedule, double secondsSinceStart) {
+  const double t = std::max(secondsSinceStart, 0.0);
+  if (schedule.kind == Schedule::Kind::Step)
+    return t < schedule.seconds ? std::optional<double>(schedule.seconds) : std::nullopt;
+  const double step = periodicStep(schedule);
+  if (step <= 0) return std::nullopt;
+  // A microsecond past the boundary: tasksAt divides by the step, and at the
+  // boundary itself rounding can land on the old side.
+  return (std::floor(t / step) + 1) * step + 1e-6;
 }
 
 }  // namespace vcpufold::bench

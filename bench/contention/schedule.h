@@ -20,11 +20,11 @@ namespace vcpufold::bench {
 struct Schedule {
   enum class Kind { Constant, Step, Square, Walk };
   Kind kind = Kind::Constant;
-  unsigned first = 0;           // constant: the count; step: before; square: high; walk: start
-  unsigned second = 0;          // step: after; square: low; walk: min
-  unsigned third = 0;           // walk: max
-  double seconds = 0;           // step: when; square: period; walk: interval between moves
-  std::uint32_t seed = 1;       // walk
+  unsigned first = 0;      // constant: the count; step: before; square: high; walk: start
+  unsigned second = 0;     // step: after; square: low; walk: min
+  unsigned third = 0;      // walk: max
+  double seconds = 0;      // step: when; square: period; walk: interval between moves
+  std::uint32_t seed = 1;  // walk
 };
 
 // Parses the forms above; an error says what is wrong.
@@ -32,5 +32,9 @@ std::optional<Schedule> parseSchedule(const std::string& text, std::string& erro
 unsigned tasksAt(const Schedule& schedule, double secondsSinceStart);
 // When the count changes within [0, duration) (for phase boundaries).
 std::vector<double> changeTimes(const Schedule& schedule, double duration);
+// The first time after `secondsSinceStart` at which the count may change (a
+// step, a half period, a move of the walk), or nothing when it never will:
+// when a follower of the schedule has to look again.
+std::optional<double> nextStepAfter(const Schedule& schedule, double secondsSinceStart);
 
 }  // namespace vcpufold::bench

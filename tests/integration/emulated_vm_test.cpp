@@ -139,3 +139,58 @@ TEST_F(EmulatedVm, ASquareWaveScheduleChangesTheTasksOnTime) {
     EXPECT_NEAR(static_cast<double>(changes[i].first - changes[i - 1].first) / 1e6, 500.0, 60.0)
         << "a change every half period";
 }
+
+// The VM's control thread runs in its CPU group on the host, like QEMU's own
+// threads: it must not wake often (that skews the host's weighted split, see
+// bench/contention/README.md), yet follow a write to the preferred file or to
+// the task count at once, not at its next 100 ms statistics step.
+TEST_F(EmulatedVm, TheControlThreadSleepsBetweenEventsAndFollowsAWriteAtOnce) {
+  auto vm = start("quiet", "compute", 2, 0);
+  prefer("quiet", "0-1");  // the file now exists: watched from the next statistics step on
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto wakeups = [&] {
+    std::ifstream status("/proc/" + std::to_string(vm->pid()) + "/task/" + std::to_string(vm->pid()) + "/status");
+    std::string key;
+    std::uint64_t value = 0;
+    while (status >> key)
+      if (key == "voluntary_ctxt_switches:" && status >> value) return value;
+    return std::uint64_t{0};
+  };
+  const auto before = wakeups();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const auto slept = wakeups() - before;
+  // A statistics step sleeps once or twice more, briefly, in the filesystem
+  // (the renames of its two files): about 30 here, 60 in two seconds. A poll
+  // every 10 ms gave over 200.
+  EXPECT_GE(slept, 10u) << "statistics every 100 ms";
+  EXPECT_LE(slept, 80u) << "about 10 steps a second, not a poll every few milliseconds";
+
+  const auto lastLogged = [&](const std::string& suffix) {
+    std::ifstream log(dir() + "/quiet" + suffix);
+    long at = 0, last = 0;
+    for (unsigned count = 0; log >> at >> count;) last = at;
+    return last;
+  };
+  const auto nowNs = [] {
+    return static_cast<long>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+  };
+  std::vector<double> followMs;
+  for (int i = 0; i < 6; ++i) {
+    const bool preferredWrite = i % 2 == 0;
+    const long seen = lastLogged(preferredWrite ? ".preferred.log" : ".tasks.log");
+    const long written = nowNs();
+    if (preferredWrite)
+      prefer("quiet", i % 4 == 0 ? "0" : "0-1");
+    else
+      std::ofstream(dir() + "/quiet.load") << (i % 4 == 1 ? 1 : 0) << "\n";
+    ASSERT_TRUE(waitUntil([&] { return lastLogged(preferredWrite ? ".preferred.log" : ".tasks.log") != seen; }, 2000))
+        << "write " << i;
+    followMs.push_back(static_cast<double>(lastLogged(preferredWrite ? ".preferred.log" : ".tasks.log") - written) /
+                       1e6);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));  // a new .load is watched from the next step
+  }
+  std::sort(followMs.begin(), followMs.end());
+  EXPECT_LT(followMs[followMs.size() / 2], 25.0) << "median of 6 writes; waiting for the statistics step gives ~50";
+}

@@ -57,6 +57,36 @@ TEST(Schedule, TheRandomWalkRepeatsForASeedAndStaysInItsBounds) {
   EXPECT_TRUE(differs) << "another seed, another walk";
 }
 
+TEST(Schedule, AFollowerLooksAgainAtEachStepAndSeesTheNewCount) {
+  EXPECT_FALSE(nextStepAfter(parsed("constant:4"), 0)) << "a constant never changes";
+  const Schedule step = parsed("step:0,4,8");
+  ASSERT_TRUE(nextStepAfter(step, 0));
+  EXPECT_DOUBLE_EQ(*nextStepAfter(step, 3), 8.0);
+  EXPECT_FALSE(nextStepAfter(step, 8.5)) << "after the step, nothing more";
+  // Every half period of a square wave and every move of a walk, including
+  // steps whose times do not divide exactly in floating point: woken at the
+  // step, a follower must already see the new count.
+  for (const char* text : {"square:16,2,20", "square:3,1,0.7", "walk:4,1,8,0.1,42", "walk:4,1,8,0.3,7"}) {
+    const Schedule schedule = parsed(text);
+    const auto changes = changeTimes(schedule, 30);
+    ASSERT_FALSE(changes.empty()) << text;
+    double at = 0;
+    std::size_t seen = 0;
+    for (int guard = 0; guard < 1000 && at < 30; ++guard) {
+      const auto next = nextStepAfter(schedule, at);
+      ASSERT_TRUE(next) << text;
+      EXPECT_GT(*next, at) << text;
+      if (seen < changes.size() && *next >= changes[seen]) {
+        EXPECT_NEAR(*next, changes[seen], 1e-5) << text << ": no change is stepped over";
+        EXPECT_NE(tasksAt(schedule, *next), tasksAt(schedule, at)) << text << " at " << *next;
+        ++seen;
+      }
+      at = *next;
+    }
+    EXPECT_EQ(seen, changes.size()) << text;
+  }
+}
+
 TEST(Schedule, BadTextIsRefusedWithTheReason) {
   std::string error;
   for (const char* bad : {"", "constant", "constant:-1", "constant:300", "constant:1.5", "step:1,2", "square:4,1,0",
