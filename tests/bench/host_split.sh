@@ -29,7 +29,11 @@ while read -r line; do
       if (t <= 0.2 || t > cpus + 0.05) exit 1   # the VMs ran, and on no more than the machine has
       split("0.6 0.2 0.2", w, " "); x[1] = a; x[2] = b; x[3] = c
       for (i = 1; i <= 3; i++) { e = (x[i] / t - w[i]) / w[i]; if (e < 0) e = -e; if (e > m) m = e }
-      exit (100 * m - d > 1.5 || d - 100 * m > 1.5)   # the deviation is what the CPUs say
+      # The deviation is what the CPUs say, within what their rounding to
+      # hundredths allows: 0.005 on each share and 0.015 on the total, about
+      # 2 points for a light VM at t = 2, and the printed deviation is rounded.
+      for (i = 1; i <= 3; i++) { r = 100 * (0.005 + 0.015 * x[i] / t) / (t * w[i]) + 0.5; if (r > tol) tol = r }
+      exit (100 * m - d > tol || d - 100 * m > tol)
     }' || fail "inconsistent: $line"
 done < <(grep ' CPUs; largest deviation ' <<<"$out")
 # A 1-vCPU VM never gets more than one CPU.
