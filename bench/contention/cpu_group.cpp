@@ -27,6 +27,8 @@ bool hasCgroupV2Cpu() {
 CpuGroup::CpuGroup(const std::string& name, double weight) {
   const bool v2 = hasCgroupV2Cpu();
   const fs::path root = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/cpu";
+  root_ = root.string();
+  v2_ = v2;
   if (!fs::exists(root / "cgroup.procs")) {
     error_ = "no cpu cgroup controller at " + root.string();
     return;
@@ -57,6 +59,11 @@ CpuGroup::~CpuGroup() {
 bool CpuGroup::adopt(pid_t pid) {
   if (!ok()) return false;
   return writeWholeFile((fs::path(directory_) / "cgroup.procs").string(), std::to_string(pid));
+}
+
+bool CpuGroup::releaseThread(pid_t tid) {
+  if (!ok() || v2_) return false;
+  return writeWholeFile((fs::path(root_) / "tasks").string(), std::to_string(tid));
 }
 
 }  // namespace vcpufold::bench

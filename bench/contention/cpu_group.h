@@ -22,8 +22,16 @@ class CpuGroup {
   const std::string& error() const { return error_; }
   // Moves every thread of the process into the group.
   bool adopt(pid_t pid);
+  // Moves one thread back out to the root group, where the bench itself runs:
+  // for a VM's control thread, which stands for the guest kernel's bookkeeping
+  // and the bench's instruments, not for anything that wakes a host thread of
+  // a busy KVM guest. cgroup v1 only (v2 keeps a process's threads together
+  // outside threaded mode): false, and the thread stays, on v2.
+  bool releaseThread(pid_t tid);
 
  private:
+  std::string root_;
+  bool v2_ = false;
   std::string directory_;
   std::string error_;
 };

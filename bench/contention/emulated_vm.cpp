@@ -140,9 +140,10 @@ int main(int argc, char** argv) {
   preferredLog << monotonicNs() << ' ' << std::popcount(preferred) << std::endl;
   // The control thread sleeps until something happens: a write to the task
   // count file or to the guest's preferred file, the schedule's next step, or
-  // the next 100 ms statistics step. It runs in the VM's CPU group, and a
-  // thread there waking every few milliseconds skews the host's weighted
-  // split between the groups (bench/contention/README.md).
+  // the next 100 ms statistics step. The bench moves this thread out of the
+  // VM's CPU group where cgroup v1 lets it; where it stays (v2), a thread
+  // there that wakes often skews the host's weighted split between the
+  // groups (bench/contention/README.md).
   std::vector<std::string> followed;
   if (!schedule) followed.push_back(base + ".load");
   if (tree) followed.push_back(tree->preferredPath());

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # vcpufold-bench-contention --quick, as scripts/test.sh runs it: the bench runs
 # end to end (emulated VMs in its cpuset, the real agents and hostd) in under
-# 2 minutes and writes its report, table, CSV and plot.
+# 2 minutes and writes its report, table, CSV and plot. On cgroup v1 each VM's
+# control thread runs outside the VM's CPU group and its vCPU threads inside.
 # Usage: contention_quick.sh BENCH_BINARY
 set -euo pipefail
 bench=$1
@@ -17,8 +18,42 @@ fail() {
   cat "$work/out.log"
   exit 1
 }
+# Where a running VM's threads are in the cpu hierarchy (v1): "MAIN VCPU".
+placement() {
+  local pid task tid main=
+  pid=$(pgrep -f 'vcpufold-emulated-vm --name vm-1 ' | head -1) || return 1
+  [[ -n $pid ]] || return 1
+  main=$(sed -n 's/^[0-9]*:cpu,cpuacct:\(.*\)$/\1/p; s/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$pid/task/$pid/cgroup")
+  for task in /proc/"$pid"/task/*; do
+    tid=${task##*/}
+    [[ $tid != "$pid" ]] || continue
+    # A vCPU thread: it has run (the VM's tasks are busy).
+    read -r run _ <"/proc/$pid/task/$tid/schedstat"
+    ((run > 50000000)) || continue
+    echo "$main $(sed -n 's/^[0-9]*:cpu,cpuacct:\(.*\)$/\1/p; s/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$pid/task/$tid/cgroup")"
+    return 0
+  done
+  return 1
+}
 started=$(date +%s)
-"$bench" --quick --work "$work" --out "$work/results" >"$work/out.log" 2>&1 || fail "the bench failed"
+"$bench" --quick --work "$work" --out "$work/results" >"$work/out.log" 2>&1 &
+bench_pid=$!
+seen=
+if [[ -d /sys/fs/cgroup/cpu && ! -e /sys/fs/cgroup/cgroup.controllers ]]; then
+  for _ in $(seq 1 200); do
+    seen=$(placement 2>/dev/null) && [[ -n $seen && $seen != */vcpufold-bench/vm-1\ * ]] && break
+    seen=
+    sleep 0.1
+  done
+fi
+wait "$bench_pid" || fail "the bench failed"
+if [[ -d /sys/fs/cgroup/cpu && ! -e /sys/fs/cgroup/cgroup.controllers ]]; then
+  [[ -n $seen ]] || fail "no VM whose control thread had left its CPU group"
+  read -r main vcpu <<<"$seen"
+  [[ $main == / ]] || fail "the control thread is in $main, not the root group"
+  [[ $vcpu == /vcpufold-bench/vm-1 ]] || fail "a vCPU thread is in $vcpu, not the VM's group"
+  echo "contention_quick: control thread in $main, vCPU threads in $vcpu"
+fi
 elapsed=$(($(date +%s) - started))
 results=$work/results
 for file in results.md results.csv contention-ratios.png; do
