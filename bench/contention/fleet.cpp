@@ -115,9 +115,10 @@ Fleet::Fleet(const FleetBinaries& binaries, std::string directory, const std::ve
     throw std::runtime_error("the emulated VMs did not start; see " + directory_ + "/*.vm.log");
   // Each VM's threads are running now (its statistics exist), so threads it
   // starts later cannot follow its control thread out of the group.
+  bool saidSo = false;
   for (auto& vm : vms_)
-    if (!vm.group->releaseThread(vm.vm->pid()) && controlThreadsOut_) {
-      controlThreadsOut_ = false;
+    if (!vm.group->releaseThread(vm.vm->pid()) && !saidSo) {
+      saidSo = true;
       std::fprintf(stderr, "bench: the VMs' control threads stay in the VMs' CPU groups (%s)\n",
                    vm.group->ok() ? "cgroup v2 keeps a process's threads together" : vm.group->error().c_str());
     }

@@ -70,7 +70,6 @@ class Fleet {
   std::string directory_;
   FleetOptions options_;
   bool weightsApplied_ = true;
-  bool controlThreadsOut_ = true;  // every VM's control thread outside its CPU group
   std::unique_ptr<HostCpuset> cpuset_;
   std::vector<EmulatedVmProcess> vms_;
   std::unique_ptr<testing::ChildProcess> hostd_;
