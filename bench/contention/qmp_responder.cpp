@@ -2,10 +2,13 @@
 #include "qmp_responder.h"
 
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -41,10 +44,20 @@ nlohmann::json answer(const std::string& line, const std::string& name, const st
   return {{"error", {{"class", "CommandNotFound"}, {"desc", "The command " + command + " has not been found"}}}};
 }
 
-// Waits up to 100 ms for `fd` to become readable, so loops notice stop().
-bool readable(int fd) {
-  pollfd entry{fd, POLLIN, 0};
-  return ::poll(&entry, 1, 100) > 0;
+// Sleeps until `fd` is readable (true) or stop() was called (false), with no
+// timeout: QEMU's monitor waits in its main loop until a client writes, and a
+// thread here that woke on a timer would sit in the VM's CPU group and skew
+// the host's weighted split between the VMs.
+bool readableUnlessStopped(int fd, int stopSignal) {
+  pollfd entries[2] = {{fd, POLLIN, 0}, {stopSignal, POLLIN, 0}};
+  while (true) {
+    if (::poll(entries, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (entries[1].revents != 0) return false;
+    if (entries[0].revents != 0) return true;
+  }
 }
 
 }  // namespace
@@ -58,8 +71,9 @@ bool QmpResponder::listen(const std::string& path) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
-  if (listener_ < 0 || ::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::listen(listener_, 4) != 0)
+  stopSignal_ = ::eventfd(0, EFD_CLOEXEC);
+  if (stopSignal_ < 0 || listener_ < 0 ||
+      ::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(listener_, 4) != 0)
     return false;
   acceptor_ = std::thread([this] { acceptLoop(); });
   return true;
@@ -67,16 +81,22 @@ bool QmpResponder::listen(const std::string& path) {
 
 void QmpResponder::stop() {
   if (stopping_.exchange(true)) return;
+  // The counter is never read back, so the eventfd stays readable and wakes
+  // every thread's poll, now and later.
+  if (stopSignal_ >= 0) {
+    const std::uint64_t one = 1;
+    (void)::write(stopSignal_, &one, sizeof one);
+  }
   if (acceptor_.joinable()) acceptor_.join();
   for (auto& client : clients_)
     if (client.joinable()) client.join();
   if (listener_ >= 0) ::close(listener_);
+  if (stopSignal_ >= 0) ::close(stopSignal_);
   if (!path_.empty()) ::unlink(path_.c_str());
 }
 
 void QmpResponder::acceptLoop() {
-  while (!stopping_) {
-    if (!readable(listener_)) continue;
+  while (readableUnlessStopped(listener_, stopSignal_)) {
     const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client >= 0) clients_.emplace_back([this, client] { serve(client); });
   }
@@ -88,8 +108,7 @@ void QmpResponder::serve(int client) {
                       {"capabilities", nlohmann::json::array()}}}});
   std::string buffer;
   char chunk[4096];
-  while (!stopping_) {
-    if (!readable(client)) continue;
+  while (readableUnlessStopped(client, stopSignal_)) {
     const ssize_t n = ::recv(client, chunk, sizeof chunk, 0);
     if (n <= 0) break;
     buffer.append(chunk, static_cast<std::size_t>(n));

@@ -34,6 +34,7 @@ class QmpResponder {
   Mute mute_;
   std::string path_;
   int listener_ = -1;
+  int stopSignal_ = -1;  // an eventfd stop() makes readable
   std::atomic<bool> stopping_{false};
   std::thread acceptor_;
   std::vector<std::thread> clients_;

@@ -5,12 +5,17 @@
 // every kind of task makes progress; vCPUs that are not preferred do not run.
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -38,6 +43,54 @@ std::uint64_t threadRunNs(pid_t pid, long tid) {
   in >> run;
   return run;
 }
+
+// A thread's voluntary context switches: how often it went to sleep.
+std::uint64_t voluntarySwitches(pid_t pid, long tid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status");
+  std::string key;
+  std::uint64_t value = 0;
+  while (status >> key)
+    if (key == "voluntary_ctxt_switches:" && status >> value) return value;
+  return 0;
+}
+
+// A QMP client on the VM's monitor socket, one line per message.
+class MonitorClient {
+ public:
+  explicit MonitorClient(const std::string& path) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
+    connected_ = fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  }
+  ~MonitorClient() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool connected() const { return connected_; }
+  nlohmann::json ask(const std::string& command) {
+    const std::string line = nlohmann::json{{"execute", command}}.dump() + "\n";
+    if (::send(fd_, line.data(), line.size(), MSG_NOSIGNAL) < 0) return {};
+    return readMessage();
+  }
+  nlohmann::json readMessage() {
+    char chunk[4096];
+    for (std::size_t newline; (newline = buffer_.find('\n')) == std::string::npos;) {
+      const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+      if (n <= 0) return {};
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+    const std::size_t newline = buffer_.find('\n');
+    const std::string line = buffer_.substr(0, newline);
+    buffer_.erase(0, newline + 1);
+    return nlohmann::json::parse(line, nullptr, false);
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string buffer_;
+};
 
 class EmulatedVm : public ::testing::Test {
  protected:
@@ -148,14 +201,7 @@ TEST_F(EmulatedVm, TheControlThreadSleepsBetweenEventsAndFollowsAWriteAtOnce) {
   auto vm = start("quiet", "compute", 2, 0);
   prefer("quiet", "0-1");  // the file now exists: watched from the next statistics step on
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const auto wakeups = [&] {
-    std::ifstream status("/proc/" + std::to_string(vm->pid()) + "/task/" + std::to_string(vm->pid()) + "/status");
-    std::string key;
-    std::uint64_t value = 0;
-    while (status >> key)
-      if (key == "voluntary_ctxt_switches:" && status >> value) return value;
-    return std::uint64_t{0};
-  };
+  const auto wakeups = [&] { return voluntarySwitches(vm->pid(), vm->pid()); };
   const auto before = wakeups();
   std::this_thread::sleep_for(std::chrono::seconds(2));
   const auto slept = wakeups() - before;
@@ -193,4 +239,40 @@ TEST_F(EmulatedVm, TheControlThreadSleepsBetweenEventsAndFollowsAWriteAtOnce) {
   }
   std::sort(followMs.begin(), followMs.end());
   EXPECT_LT(followMs[followMs.size() / 2], 25.0) << "median of 6 writes; waiting for the statistics step gives ~50";
+}
+
+TEST_F(EmulatedVm, TheMonitorsThreadsSleepUntilAClientWrites) {
+  // QEMU's monitor waits in its main loop until a client writes; the emulated
+  // monitor's threads sit in the VM's CPU group, where a thread waking on a
+  // timer skews the host's weighted split between the VMs.
+  auto vm = start("monitor", "compute", 2, 0);
+  MonitorClient client(dir() + "/monitor.qmp");
+  ASSERT_TRUE(client.connected());
+  ASSERT_TRUE(client.readMessage().contains("QMP")) << "the greeting";
+  ASSERT_TRUE(client.ask("qmp_capabilities").contains("return"));
+  const auto cpus = client.ask("query-cpus-fast");
+  ASSERT_TRUE(cpus.contains("return"));
+  std::set<long> notMonitor{vm->pid()};
+  for (const auto& cpu : cpus["return"]) notMonitor.insert(cpu["thread-id"].get<long>());
+  ASSERT_EQ(notMonitor.size(), 3u) << "the control thread and two vCPU threads";
+  std::vector<long> monitorThreads;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(vm->pid()) + "/task"))
+    if (const long tid = std::stol(task.path().filename().string()); !notMonitor.contains(tid))
+      monitorThreads.push_back(tid);
+  ASSERT_EQ(monitorThreads.size(), 2u) << "one thread accepts clients, one serves this client";
+
+  const auto slept = [&] {
+    std::uint64_t total = 0;
+    for (const long tid : monitorThreads) total += voluntarySwitches(vm->pid(), tid);
+    return total;
+  };
+  const auto before = slept();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // Waking every 100 ms to look for a stop gave about 40 here.
+  EXPECT_LE(slept() - before, 2u) << "the monitor slept through two idle seconds";
+
+  const auto asked = std::chrono::steady_clock::now();
+  const auto name = client.ask("query-name");
+  EXPECT_EQ(name["return"]["name"], "monitor") << "and still answers at once";
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::milliseconds(500));
 }
