@@ -4,7 +4,7 @@
 # docs/performance.md (plots into docs/images/, raw CSV into docs/data/),
 # between the "<!-- NAME:begin -->" and "<!-- NAME:end -->" markers. The
 # contention bench's standard set (every file in bench/contention/scenarios/)
-# takes about 33 minutes on 2 cores, the latency bench about 5 (emulated VMs,
+# takes about 33 minutes on 2 cores, the latency bench about 7 (emulated VMs,
 # then TCG guests under libvirt). `guests` (real guest kernels: TCG guests
 # under libvirt running hackbench and more, about 45 minutes) is not part of
 # `all`: run it on its own.
