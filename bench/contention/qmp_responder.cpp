@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -82,10 +83,12 @@ bool QmpResponder::listen(const std::string& path) {
 void QmpResponder::stop() {
   if (stopping_.exchange(true)) return;
   // The counter is never read back, so the eventfd stays readable and wakes
-  // every thread's poll, now and later.
+  // every thread's poll, now and later. Adding 1 to a zero counter cannot
+  // fail; should it, the threads would never be joined, so say so.
   if (stopSignal_ >= 0) {
     const std::uint64_t one = 1;
-    (void)::write(stopSignal_, &one, sizeof one);
+    if (::write(stopSignal_, &one, sizeof one) != static_cast<ssize_t>(sizeof one))
+      std::perror("vcpufold-emulated-vm: waking the QMP monitor's threads");
   }
   if (acceptor_.joinable()) acceptor_.join();
   for (auto& client : clients_)
