@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 
 #include "child_process.h"
 #include "fixture_tree.h"
+#include "unix_socket.h"
 
 using vcpufold::testing::ChildProcess;
 using vcpufold::testing::FixtureTree;
@@ -57,17 +57,11 @@ std::uint64_t voluntarySwitches(pid_t pid, long tid) {
 // A QMP client on the VM's monitor socket, one line per message.
 class MonitorClient {
  public:
-  explicit MonitorClient(const std::string& path) {
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
-    connected_ = fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-  }
+  explicit MonitorClient(const std::string& path) : fd_(vcpufold::testing::connectUnixSocket(path)) {}
   ~MonitorClient() {
     if (fd_ >= 0) ::close(fd_);
   }
-  bool connected() const { return connected_; }
+  bool connected() const { return fd_ >= 0; }
   nlohmann::json ask(const std::string& command) {
     const std::string line = nlohmann::json{{"execute", command}}.dump() + "\n";
     if (::send(fd_, line.data(), line.size(), MSG_NOSIGNAL) < 0) return {};
@@ -88,7 +82,6 @@ class MonitorClient {
 
  private:
   int fd_ = -1;
-  bool connected_ = false;
   std::string buffer_;
 };
 
