@@ -11,8 +11,9 @@ namespace vcpufold::testing {
 
 std::filesystem::path fixturesDirectory() { return std::filesystem::path(VCPUFOLD_SOURCE_DIR) / "tests/fixtures"; }
 
-FixtureTree::FixtureTree(const std::string& name) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "vcpufold-fixture-XXXXXX").string();
+FixtureTree::FixtureTree(const std::string& name, const std::filesystem::path& parent) {
+  std::string pattern =
+      ((parent.empty() ? std::filesystem::temp_directory_path() : parent) / "vcpufold-fixture-XXXXXX").string();
   if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
   root_ = pattern;
   if (!name.empty()) {

@@ -14,7 +14,8 @@ namespace vcpufold::testing {
 class FixtureTree {
  public:
   // name: a directory under tests/fixtures, or "" for an empty tree.
-  explicit FixtureTree(const std::string& name);
+  // parent: where the copy is made (default: the temporary directory).
+  explicit FixtureTree(const std::string& name, const std::filesystem::path& parent = {});
   ~FixtureTree();
   FixtureTree(const FixtureTree&) = delete;
   FixtureTree& operator=(const FixtureTree&) = delete;
