@@ -158,7 +158,8 @@ TEST(HostdReaction, ANeighbourWakingFoldsAtOnceAndItsIdlingUnfoldsAfterTheDelay)
   ASSERT_TRUE(waitUntil([&] { return preferredNow(fleet, 0) == 1; }, 2 * kTickMs)) << readFile(hostdLog);
   const double fold = reactionMs(fleet, 1, 0, [](unsigned count) { return count == 1; });
   EXPECT_GT(fold, 0);
-  EXPECT_LT(fold, 1000) << "folded " << fold << " ms after the change: a tick, not the event\n" << readFile(hostdLog);
+  // A loose functional bound, well under the 3 s tick (the bench times the target).
+  EXPECT_LT(fold, 500) << "folded " << fold << " ms after the change: a tick, not the event\n" << readFile(hostdLog);
   EXPECT_NE(readFile(hostdLog).find("vm-b reports demand 4.00"), std::string::npos) << readFile(hostdLog);
 
   // vm-b goes idle: vm-a's 2 tasks may have both CPUs again, after the unfold delay.
