@@ -14,6 +14,7 @@
 #include "vcpufold/agent/own_priority.h"
 #include "vcpufold/agent/placement.h"
 #include "vcpufold/agent/platform.h"
+#include "vcpufold/agent/steered_cpuset_actuator.h"
 #include "vcpufold/agent/systemd_cpuset_actuator.h"
 #include "vcpufold/agent/version.h"
 #include "vcpufold/common/config_file.h"
@@ -79,15 +80,19 @@ Expected<std::unique_ptr<Actuator>> makeActuator(const AgentConfig& config, cons
   switch (kind) {
     case protocol::Actuator::Kernel:
       return std::unique_ptr<Actuator>(std::make_unique<KernelActuator>(knobs));
-    case protocol::Actuator::Cpuset:
+    case protocol::Actuator::Cpuset: {
+      std::unique_ptr<Actuator> cpuset;
       if (selection.throughSystemd) {
         auto units = connectSystemd();
         if (!units) return Error{"actuator cpuset: systemd is PID 1 but " + units.error().message};
-        return std::unique_ptr<Actuator>(
-            std::make_unique<SystemdCpusetActuator>(knobs.fs(), *selection.cgroupRoot, std::move(*units)));
+        cpuset = std::make_unique<SystemdCpusetActuator>(knobs.fs(), *selection.cgroupRoot, std::move(*units));
+      } else {
+        cpuset = std::make_unique<CgroupCpusetActuator>(knobs, *selection.cgroupRoot, config.moveRootTasks);
       }
+      if (!config.steerHousekeeping) return cpuset;
       return std::unique_ptr<Actuator>(
-          std::make_unique<CgroupCpusetActuator>(knobs, *selection.cgroupRoot, config.moveRootTasks));
+          std::make_unique<SteeredCpusetActuator>(std::move(cpuset), knobs, *selection.cgroupRoot));
+    }
     case protocol::Actuator::None:
       break;
   }
@@ -103,6 +108,11 @@ Expected<void> restoreEverything(const RootedFs& fs, spdlog::logger& log) {
       firstError = done.error();
     else
       log.debug("kernel preferred mask reset to all active CPUs");
+  }
+  // The parked partition first: the cgroups' cpusets can widen only once it is gone.
+  if (HousekeepingSteering::hasLeftovers(fs)) {
+    log.info("undoing the housekeeping steering an earlier agent left (IRQs, workqueue mask, parked CPUs)");
+    if (auto done = HousekeepingSteering::restoreFromState(fs); !done && !firstError) firstError = done.error();
   }
   if (CgroupCpusetActuator::hasLeftovers(fs)) {
     log.info("undoing the cpuset folding an earlier agent left");
@@ -261,7 +271,9 @@ int runOneshot(const AgentOptions& options) {
   std::printf("actuators      %s; chosen: %s%s\n", available.c_str(),
               actuator ? protocol::actuatorName((*actuator)->kind()) : actuator.error().message.c_str(),
               actuator && (*actuator)->kind() == protocol::Actuator::Cpuset
-                  ? (selection.throughSystemd ? " (through systemd AllowedCPUs=)" : " (cgroupfs directly)")
+                  ? (std::string(selection.throughSystemd ? " (through systemd AllowedCPUs=)" : " (cgroupfs directly)") +
+                     (config->steerHousekeeping ? ", housekeeping steered" : ", housekeeping not steered"))
+                        .c_str()
                   : "");
   if (!selection.notes.empty()) std::printf("               (%s)\n", selection.notes.c_str());
   if (auto preferred = fs.readFile(paths::kCpuPreferred)) std::printf("kernel mask    %s", preferred->c_str());

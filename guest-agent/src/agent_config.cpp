@@ -29,6 +29,7 @@ const std::set<std::string> kKnownKeys = {"agent.interval_ms",
                                           "fallback.high_threshold",
                                           "fallback.low_threshold",
                                           "cpuset.move_root_tasks",
+                                          "cpuset.steer_housekeeping",
                                           "metrics.textfile"};
 
 }  // namespace
@@ -69,6 +70,7 @@ Expected<AgentConfig> parseAgentConfig(std::string_view text, const std::string&
   reader.unsignedInteger("fallback.high_threshold", config.highThresholdBp);
   reader.unsignedInteger("fallback.low_threshold", config.lowThresholdBp);
   reader.boolean("cpuset.move_root_tasks", config.moveRootTasks);
+  reader.boolean("cpuset.steer_housekeeping", config.steerHousekeeping);
   reader.string("metrics.textfile", config.metricsTextfile);
   if (auto valid = validateAgentConfig(config); !valid) problems.push_back(valid.error().message);
   if (!problems.empty()) return Error{source + ":\n" + joinLines(problems)};

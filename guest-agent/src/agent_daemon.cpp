@@ -245,12 +245,14 @@ void AgentDaemon::reload() {
   }
   const bool needsRestart = next->port != parts_.config.port || next->portName != parts_.config.portName ||
                             next->actuator != parts_.config.actuator ||
-                            next->moveRootTasks != parts_.config.moveRootTasks;
+                            next->moveRootTasks != parts_.config.moveRootTasks ||
+                            next->steerHousekeeping != parts_.config.steerHousekeeping;
   AgentConfig applied = *next;
   applied.port = parts_.config.port;
   applied.portName = parts_.config.portName;
   applied.actuator = parts_.config.actuator;
   applied.moveRootTasks = parts_.config.moveRootTasks;
+  applied.steerHousekeeping = parts_.config.steerHousekeeping;
   parts_.config = applied;
   log.set_level(spdlog::level::from_str(applied.logLevel));
   controller_.setConfig(

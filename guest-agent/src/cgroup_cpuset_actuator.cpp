@@ -66,6 +66,18 @@ bool isKernelThread(std::string_view procPidStat) {
   return stat && stat->isKernelThread();
 }
 
+Expected<void> removeCgroupMovingTasks(const RootedFs& fs, const std::string& root, const std::string& cgroup) {
+  Expected<void> removed;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    if (auto procs = fs.readFile(cgroup + "/cgroup.procs"))
+      for (const auto& pid : words(*procs)) (void)fs.writeExisting(root + "/cgroup.procs", pid);
+    removed = fs.removeDirectory(cgroup);
+    if (removed) break;
+  }
+  return removed;
+}
+
 Expected<std::string> CgroupCpusetActuator::findUsableRoot(const RootedFs& fs) {
   auto mountinfo = fs.readFile(paths::kProcMountinfo);
   if (!mountinfo) return mountinfo.error();
@@ -228,21 +240,7 @@ Expected<void> CgroupCpusetActuator::restoreFromState(const RootedFs& fs) {
     note(fs.writeExisting(cpus, allCpus(fs)));
   }
   const std::string fold = state->cgroupRoot + "/" + kFoldCgroupName;
-  if (state->createdFoldCgroup && fs.isDirectory(fold)) {
-    // Tasks go back to the root cgroup first. rmdir fails with EBUSY while a
-    // task forked meanwhile is inside, and also for a moment after a task
-    // that exited inside (until its parent reaps it): move and retry, for at
-    // most half a second.
-    Expected<void> removed;
-    for (int attempt = 0; attempt < 20; ++attempt) {
-      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(25));
-      if (auto procs = fs.readFile(fold + "/cgroup.procs"))
-        for (const auto& pid : words(*procs)) (void)fs.writeExisting(state->cgroupRoot + "/cgroup.procs", pid);
-      removed = fs.removeDirectory(fold);
-      if (removed) break;
-    }
-    note(removed);
-  }
+  if (state->createdFoldCgroup && fs.isDirectory(fold)) note(removeCgroupMovingTasks(fs, state->cgroupRoot, fold));
   // Give the controller back only if we enabled it; others may use it by now (EBUSY): theirs.
   if (state->enabledCpuset) (void)fs.writeExisting(state->cgroupRoot + "/cgroup.subtree_control", "-cpuset");
   if (firstError) return *firstError;

@@ -469,3 +469,76 @@ TEST_F(AgentIntegration, AnUnwritableMetricsTextfileIsLoggedOnceAndFoldingGoesOn
   ASSERT_TRUE(host.receiveType<Ack>(kWaitMs));
   EXPECT_EQ(cpusetCpus(), "0-1");
 }
+
+// The whole agent under --root on a tree captured from a Debian 6.12 guest:
+// folded by a hint, it steers the housekeeping too, and both a clean stop and
+// --restore after SIGKILL put every IRQ's affinity and the workqueue mask
+// back. The parked cgroup's files are made and dropped by hand, as cgroupfs
+// would on mkdir and rmdir.
+TEST(AgentHousekeepingIntegration, SteeredWhileFoldedAndPutBackByStopAndByRestore) {
+  FixtureTree tree{"guest-stock-6.12-housekeeping"};
+  tree.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nsample_ms = 50\n");
+  tree.write("/sys/fs/cgroup/cgroup.procs", "");
+  const std::string socket = (tree.root() / "agent.sock").string();
+  const std::string log = (tree.root() / "agent.log").string();
+  const std::string irq = "/proc/irq/24/smp_affinity_list";
+  const std::string mask = "/sys/devices/virtual/workqueue/cpumask";
+  const std::string parked = "/sys/fs/cgroup/vcpufold.parked";
+  ASSERT_EQ(tree.read(irq), "0-3\n");
+  ASSERT_EQ(tree.read(mask), "f\n");
+  const auto makeParked = [&] {
+    tree.write(parked + "/cpuset.cpus", "\n");
+    tree.write(parked + "/cpuset.cpus.partition", "member\n");
+    tree.write(parked + "/cgroup.procs", "");
+  };
+  const auto dropParkedFiles = [&] {
+    for (const char* file : {"/cpuset.cpus", "/cpuset.cpus.partition", "/cgroup.procs"}) tree.remove(parked + file);
+  };
+  const auto foldedAgent = [&](ChannelClient& host) {
+    auto agent = std::make_unique<ChildProcess>(
+        VCPUFOLD_AGENT_BINARY,
+        std::vector<std::string>{"--root", tree.root().string(), "--port", "unix-listen:" + socket, "--actuator",
+                                 "cpuset", "--log-level", "debug"},
+        log);
+    EXPECT_TRUE(host.connect(socket, kWaitMs));
+    EXPECT_TRUE(host.receiveType<Hello>(kWaitMs));
+    EXPECT_TRUE(host.sendRaw(std::string(1, kResyncByte)));
+    EXPECT_TRUE(host.send(hint(1, 1)));
+    EXPECT_TRUE(host.receiveType<Ack>(kWaitMs));
+    return agent;
+  };
+
+  makeParked();
+  {
+    ChannelClient host;
+    auto agent = foldedAgent(host);
+    EXPECT_EQ(tree.read(irq), "0");
+    EXPECT_EQ(tree.read(mask), "1");
+    EXPECT_EQ(tree.read(parked + "/cpuset.cpus"), "1-3");
+    EXPECT_EQ(tree.read(parked + "/cpuset.cpus.partition"), "isolated");
+    dropParkedFiles();
+    agent->signal(SIGTERM);
+    ASSERT_TRUE(agent->waitExit(kWaitMs));
+  }
+  EXPECT_EQ(tree.read(irq), "0-3") << "a clean stop puts it back";
+  EXPECT_EQ(tree.read(mask), "f");
+  EXPECT_FALSE(tree.fs().exists(parked));
+  EXPECT_FALSE(tree.fs().exists("/run/vcpufold/housekeeping-state.json"));
+
+  makeParked();
+  {
+    ChannelClient host;
+    auto agent = foldedAgent(host);
+    agent->signal(SIGKILL);
+    ASSERT_TRUE(agent->waitExit(kWaitMs));
+  }
+  EXPECT_EQ(tree.read(irq), "0") << "a killed agent cannot clean up";
+  dropParkedFiles();
+  EXPECT_EQ(vcpufold::testing::runToCompletion(VCPUFOLD_AGENT_BINARY, {"--restore", "--root", tree.root().string()},
+                                               log, kWaitMs),
+            0);
+  EXPECT_EQ(tree.read(irq), "0-3");
+  EXPECT_EQ(tree.read(mask), "f");
+  EXPECT_FALSE(tree.fs().exists(parked));
+  EXPECT_FALSE(tree.fs().exists("/run/vcpufold/housekeeping-state.json"));
+}

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Boots the lab guest under QEMU with the given topology and captures its CPU,
 # NUMA, /proc/stat and cgroup files into a fixture tree for the unit tests.
-# Env: CPU_MODEL (default max; AMD-like models need topoext for SMT).
+# Env: CPU_MODEL (default max; AMD-like models need topoext for SMT); CLOUD_KERNEL (the
+# Debian kernel's meta package, as build-guest.sh takes it; default Debian 12's 6.1).
 # Usage: tests/lab/capture-fixture.sh OUT_DIR "QEMU -smp/-numa ARGS" ["KERNEL ARGS"] ["GUEST COMMANDS"]
 # Example: tests/lab/capture-fixture.sh tests/fixtures/guest-smt2-numa2 \
 #   "-smp 8,sockets=2,cores=2,threads=2 -numa node,cpus=0-3 -numa node,cpus=4-7"

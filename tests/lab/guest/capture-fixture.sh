@@ -16,7 +16,9 @@ for path in /sys/devices/system/cpu/possible /sys/devices/system/cpu/present /sy
   /sys/fs/cgroup/cgroup.controllers /sys/fs/cgroup/cgroup.subtree_control /sys/fs/cgroup/cpuset.cpus.effective \
   /sys/fs/cgroup/system.slice/cpuset.cpus /sys/fs/cgroup/system.slice/cpuset.cpus.effective \
   /sys/fs/cgroup/system.slice/cgroup.procs /sys/fs/cgroup/machine.slice/cpuset.cpus \
-  /sys/fs/cgroup/machine.slice/cpuset.cpus.effective /sys/fs/cgroup/machine.slice/cpu.weight; do
+  /sys/fs/cgroup/machine.slice/cpuset.cpus.effective /sys/fs/cgroup/machine.slice/cpu.weight \
+  /proc/irq/*/smp_affinity_list /proc/irq/*/effective_affinity_list /proc/interrupts /proc/softirqs \
+  /sys/devices/virtual/workqueue/cpumask /proc/1/comm; do
   [ -e "$path" ] || continue
   mkdir -p "$dir$(dirname "$path")"
   cat "$path" >"$dir$path" 2>/dev/null

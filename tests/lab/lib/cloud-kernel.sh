@@ -1,13 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Sourced by the lab image builders: fetch_cloud_kernel LAB_DIR downloads
-# Debian's current cloud kernel package (apt-get download, never installed on
-# the host), unpacks it once under LAB_DIR and sets kernel_release,
+# Sourced by the lab image builders: fetch_cloud_kernel LAB_DIR [META] downloads
+# the kernel package that Debian's meta package META depends on (default
+# linux-image-cloud-amd64, Debian 12's 6.1 cloud kernel; e.g.
+# linux-image-6.12-cloud-amd64 for the stock 6.12 kernel bookworm-security
+# carries, Debian 13's kernel series), with apt-get download (never installed
+# on the host), unpacks it once under LAB_DIR and sets kernel_release,
 # kernel_root (the unpacked package) and kernel_image (its vmlinuz).
 fetch_cloud_kernel() {
-  local lab_dir=$1 version
-  version=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+  local lab_dir=$1 meta=${2:-linux-image-cloud-amd64} version
+  version=$(apt-cache depends "$meta" 2>/dev/null |
     sed -n 's/.*Depends: linux-image-\(.*\)-cloud-amd64$/\1/p' | head -1)
-  [[ -n "$version" ]] || { echo "cannot find linux-image-cloud-amd64 (apt-get update?)" >&2; return 1; }
+  [[ -n "$version" ]] || { echo "cannot find $meta in the package lists (apt-get update?)" >&2; return 1; }
   kernel_release="$version-cloud-amd64"
   kernel_root="$lab_dir/kernel-$kernel_release"
   kernel_image="$kernel_root/boot/vmlinuz-$kernel_release"

@@ -9,7 +9,8 @@
 # DOMAIN_TYPE (qemu = TCG, the default; kvm where hardware virtualization is real),
 # GUEST_BINS (host binaries to copy into the image, with their libraries),
 # LAB_ARGS (appended to the guests' kernel command line, e.g. lab.hold), KERNEL (a guest
-# kernel image instead of the Debian cloud kernel, e.g. the patched one), CPUSET (host
+# kernel image instead of the Debian cloud kernel, e.g. the patched one), CLOUD_KERNEL (the Debian
+# meta package whose kernel boots the guests, e.g. linux-image-6.12-cloud-amd64), CPUSET (host
 # CPUs the guests may run on, e.g. 0-1; default any), MEMORY (MiB, 256).
 # Each guest's control port is $VCPUFOLD_LAB_DIR/libvirt/NAME.ctl.sock.
 set -euo pipefail

@@ -45,6 +45,7 @@ high_threshold = 1000
 low_threshold = 100
 [cpuset]
 move_root_tasks = false
+steer_housekeeping = false
 [metrics]
 textfile = "/var/lib/prometheus/node-exporter/vcpufold.prom"
 )",
@@ -61,7 +62,15 @@ textfile = "/var/lib/prometheus/node-exporter/vcpufold.prom"
   EXPECT_EQ(config->highThresholdBp, 1000u);
   EXPECT_EQ(config->lowThresholdBp, 100u);
   EXPECT_FALSE(config->moveRootTasks);
+  EXPECT_FALSE(config->steerHousekeeping);
   EXPECT_EQ(config->metricsTextfile, "/var/lib/prometheus/node-exporter/vcpufold.prom");
+}
+
+TEST(AgentConfig, HousekeepingIsSteeredByDefaultAndTheKeyTakesBooleansOnly) {
+  EXPECT_TRUE(parseAgentConfig("", "agent.toml")->steerHousekeeping);
+  auto bad = parseAgentConfig("[cpuset]\nsteer_housekeeping = \"yes\"\n", "agent.toml");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("cpuset.steer_housekeeping"), std::string::npos) << bad.error().message;
 }
 
 TEST(AgentConfig, TheMetricsTextfileIsOffByDefaultAndMustBeAnAbsoluteDotPromFile) {

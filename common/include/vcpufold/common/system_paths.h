@@ -11,6 +11,9 @@ inline constexpr const char* kProcPressureCpu = "/proc/pressure/cpu";
 inline constexpr const char* kProcCpuinfo = "/proc/cpuinfo";
 inline constexpr const char* kProcMountinfo = "/proc/self/mountinfo";
 inline constexpr const char* kProcDir = "/proc";
+inline constexpr const char* kProcIrqDir = "/proc/irq";  // N/smp_affinity_list of every IRQ
+// The CPUs unbound workqueues may run on (a hex CPU mask).
+inline constexpr const char* kWorkqueueCpumask = "/sys/devices/virtual/workqueue/cpumask";
 
 inline constexpr const char* kCpuDir = "/sys/devices/system/cpu";
 inline constexpr const char* kCpuOnline = "/sys/devices/system/cpu/online";
@@ -35,6 +38,8 @@ inline constexpr const char* kAgentConfig = "/etc/vcpufold/agent.toml";
 // What the cpuset actuators folded, so that a restart (or --restore) can undo it.
 inline constexpr const char* kCpusetStateFile = "/run/vcpufold/cpuset-state.json";
 inline constexpr const char* kSystemdStateFile = "/run/vcpufold/systemd-state.json";
+// What the housekeeping steering changed (IRQ affinity, workqueue mask, the parked cgroup).
+inline constexpr const char* kHousekeepingStateFile = "/run/vcpufold/housekeeping-state.json";
 inline constexpr const char* kSystemdRunDir = "/run/systemd/system";  // exists when systemd is PID 1
 
 inline constexpr const char* kHostdConfig = "/etc/vcpufold/hostd.toml";

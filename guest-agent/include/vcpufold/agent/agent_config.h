@@ -30,6 +30,10 @@ struct AgentConfig {
   std::uint32_t lowThresholdBp = 200;   // 0..high-1
   // [cpuset]
   bool moveRootTasks = true;
+  // While folded, steer the guest's housekeeping (device IRQs, unbound
+  // workqueues, unbound kernel threads through a parked partition of the
+  // CPUs not preferred) onto the preferred CPUs (housekeeping_steering.h).
+  bool steerHousekeeping = true;
   // [metrics]
   // A node_exporter textfile ("/var/lib/prometheus/node-exporter/vcpufold.prom"),
   // rewritten every interval; "" = none. Absolute, its name ending in .prom.

@@ -26,6 +26,11 @@ namespace vcpufold::agent {
 std::optional<std::string> findCgroup2Mount(std::string_view mountinfo);
 // Whether /proc/<pid>/stat describes a kernel thread (PF_KTHREAD in flags).
 bool isKernelThread(std::string_view procPidStat);
+// Removes a child cgroup of `root`, its tasks moved to `root` first. rmdir
+// fails with EBUSY while a task forked meanwhile is inside, and also for a
+// moment after a task that exited inside (until its parent reaps it): move
+// and retry, for at most half a second.
+Expected<void> removeCgroupMovingTasks(const RootedFs& fs, const std::string& root, const std::string& cgroup);
 
 class CgroupCpusetActuator final : public Actuator {
  public:

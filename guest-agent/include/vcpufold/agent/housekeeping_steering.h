@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// Steers a folded guest's own housekeeping onto its preferred CPUs, for the
+// cpuset actuators. A cpuset moves user tasks only; the patched kernel's
+// preferred CPUs steer the kernel's own work as well, and on a stock kernel
+// that work keeps waking the vCPUs a folded guest does not prefer (the host
+// then runs and preempts them as if the guest were unfolded). While folded:
+//  - the CPUs not preferred form a cpuset partition of their own,
+//    "vcpufold.parked", with no tasks in it: the kernel takes them out of the
+//    root cgroup's CPUs (unbound kernel threads such as the RCU grace-period
+//    thread and kcompactd leave them) and out of the scheduler domain the busy
+//    CPUs balance over (an "isolated" partition has none at all; kernels
+//    without that type get a "root" partition, a domain of its own);
+//  - device IRQs' affinity (/proc/irq/N/smp_affinity_list) is the preferred
+//    CPUs. IRQs the kernel manages or keeps per CPU refuse the write and are
+//    left as they are;
+//  - the unbound workqueues' CPU mask is the preferred CPUs.
+// Every original value is recorded in a state file under /run before it is
+// changed; release() and restore() write each one back exactly (restore()
+// also after a crash, from the state file alone). irqbalance rewrites IRQ
+// affinity on its own: where it runs, IRQs are left to it (said once) and the
+// rest is still steered.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "vcpufold/agent/actuator.h"
+#include "vcpufold/agent/knob_writer.h"
+
+namespace vcpufold::agent {
+
+// A CPU set as the kernel prints a CPU bitmap ("%*pb": hex, a comma every 32
+// CPUs, e.g. "f" or "1,00000003"), and back. The parser takes what the kernel
+// prints (leading zeros and commas included); anything else fails.
+std::string formatCpuMask(const CpuSet& cpus);
+Expected<CpuSet> parseCpuMask(std::string_view text);
+
+// Whether one of these /proc/PID/comm texts is irqbalance's.
+bool isIrqbalanceAmong(const std::vector<std::string>& comms);
+
+class HousekeepingSteering {
+ public:
+  static constexpr const char* kParkedCgroupName = "vcpufold.parked";
+  // How often the process list is read for irqbalance.
+  static constexpr std::int64_t kIrqbalanceCheckMs = 30'000;
+
+  HousekeepingSteering(KnobWriter& knobs, std::string cgroupRoot);
+
+  // Steers onto `preferred` (a proper subset of the online CPUs; the online
+  // set itself is a release()). Cheap when nothing changed: reads, compares,
+  // writes only what differs. A part the kernel refuses is skipped and said
+  // in the result, never an error that would stop the fold itself.
+  Expected<ApplyResult> apply(const CpuSet& preferred, const CpuSet& online, std::int64_t nowMs);
+  // Every recorded value back; nothing to do when nothing is steered.
+  Expected<ApplyResult> release();
+  // The parking partition must go before the cpuset actuator widens the
+  // other cgroups (the kernel keeps a partition's CPUs exclusive).
+  Expected<void> unpark();
+
+  [[nodiscard]] bool irqbalanceRuns() const { return irqbalanceRuns_; }
+
+  // Undoes what the state file records, without an instance (for --restore
+  // and a start after a crash).
+  static Expected<void> restoreFromState(const RootedFs& fs);
+  static bool hasLeftovers(const RootedFs& fs);
+
+ private:
+  struct State {
+    std::string cgroupRoot;
+    bool createdParked = false;
+    std::map<unsigned, std::string> irqAffinity;  // IRQ -> its smp_affinity_list before us
+    std::optional<std::string> workqueueMask;     // the unbound workqueue mask before us
+    [[nodiscard]] bool empty() const { return !createdParked && irqAffinity.empty() && !workqueueMask; }
+  };
+  static std::optional<State> loadState(const RootedFs& fs);
+  static Expected<void> restoreState(const RootedFs& fs, const State& state);
+  Expected<void> saveState() const;
+
+  Expected<std::string> park(const CpuSet& parked);
+  Expected<std::string> steerIrqs(const CpuSet& preferred, std::int64_t nowMs);
+  Expected<std::string> steerWorkqueues(const CpuSet& preferred, std::int64_t nowMs);
+  Expected<void> giveIrqsBack();
+  void checkIrqbalance(std::int64_t nowMs);
+
+  KnobWriter& knobs_;
+  State state_;
+  std::set<unsigned> refusedIrqs_;      // per-CPU or kernel-managed: refused once, left alone
+  std::optional<CpuSet> parkRefusedFor_;  // the parked set the kernel would not make a partition
+  bool irqbalanceRuns_ = false;
+  std::optional<std::int64_t> irqbalanceCheckedMs_;
+};
+
+}  // namespace vcpufold::agent

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// A cpuset actuator with its guest's housekeeping steered too
+// (housekeeping_steering.h): the inner actuator folds the user tasks, the
+// steering the kernel's own work, and both are undone together. Chosen by
+// [cpuset] steer_housekeeping in agent.toml.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "vcpufold/agent/actuator.h"
+#include "vcpufold/agent/housekeeping_steering.h"
+#include "vcpufold/agent/knob_writer.h"
+
+namespace vcpufold::agent {
+
+// A cpuset actuator with its housekeeping steered: the inner actuator folds
+// the user tasks, the steering everything else, both undone together.
+class SteeredCpusetActuator final : public Actuator {
+ public:
+  SteeredCpusetActuator(std::unique_ptr<Actuator> inner, KnobWriter& knobs, std::string cgroupRoot);
+
+  [[nodiscard]] protocol::Actuator kind() const override { return inner_->kind(); }
+  Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) override;
+  Expected<ApplyResult> release(std::int64_t nowMs) override;
+  Expected<void> restore() override;
+
+ private:
+  std::unique_ptr<Actuator> inner_;
+  HousekeepingSteering steering_;
+  const RootedFs& fs_;
+  std::optional<CpuSet> applied_;
+};
+
+}  // namespace vcpufold::agent

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "vcpufold/agent/steered_cpuset_actuator.h"
+
+#include "vcpufold/common/system_paths.h"
+#include "vcpufold/protocol/cpulist.h"
+
+namespace vcpufold::agent {
+
+SteeredCpusetActuator::SteeredCpusetActuator(std::unique_ptr<Actuator> inner, KnobWriter& knobs,
+                                             std::string cgroupRoot)
+    : inner_(std::move(inner)), steering_(knobs, std::move(cgroupRoot)), fs_(knobs.fs()) {}
+
+Expected<ApplyResult> SteeredCpusetActuator::apply(const CpuSet& cpus, std::int64_t nowMs) {
+  auto onlineText = fs_.readFile(paths::kCpuOnline);
+  auto online = onlineText ? protocol::parseCpuListFile(*onlineText) : Expected<CpuSet>(onlineText.error());
+  if (!online) return online.error().withContext("read online CPUs");
+  // The parked CPUs are exclusive to their partition: it goes before the
+  // inner actuator writes another set into the other cgroups.
+  if (applied_ && *applied_ != cpus)
+    if (auto unparked = steering_.unpark(); !unparked) return unparked.error().withContext("unpark");
+  auto folded = inner_->apply(cpus, nowMs);
+  if (!folded) return folded;
+  applied_ = cpus;
+  auto steered = steering_.apply(cpus, *online, nowMs);
+  if (!steered) return steered.error().withContext("housekeeping");
+  ApplyResult result = *folded;
+  result.changed = result.changed || steered->changed;
+  if (!steered->detail.empty()) result.detail += (result.detail.empty() ? "" : "; ") + steered->detail;
+  return result;
+}
+
+Expected<ApplyResult> SteeredCpusetActuator::release(std::int64_t nowMs) {
+  applied_.reset();
+  auto steered = steering_.release();
+  auto released = inner_->release(nowMs);
+  if (!steered) return steered.error().withContext("housekeeping");
+  if (!released) return released;
+  ApplyResult result = *released;
+  result.changed = result.changed || steered->changed;
+  if (!steered->detail.empty()) result.detail += (result.detail.empty() ? "" : "; ") + steered->detail;
+  return result;
+}
+
+Expected<void> SteeredCpusetActuator::restore() {
+  applied_.reset();
+  auto steered = steering_.release();
+  auto restored = inner_->restore();
+  if (!steered) return steered.error().withContext("housekeeping");
+  return restored;
+}
+
+}  // namespace vcpufold::agent
