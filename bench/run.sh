@@ -6,8 +6,9 @@
 # contention bench's standard set (every file in bench/contention/scenarios/)
 # takes about 33 minutes on 2 cores, the latency bench about 7 (emulated VMs,
 # then TCG guests under libvirt). `guests` (real guest kernels: TCG guests
-# under libvirt running hackbench and more, about 45 minutes) is not part of
-# `all`: run it on its own.
+# under libvirt running hackbench and compute on Debian's stock 6.1 and 6.12
+# kernels and the patched kernel, five repetitions, about 75 minutes) is not
+# part of `all`: run it on its own.
 #
 # Usage: bench/run.sh [contention|latency|all|guests]   (default all; needs root)
 # Env:   VCPUFOLD_BUILD_DIR   build trees, as scripts/test.sh (release tree reused)
@@ -73,6 +74,7 @@ if [[ $which == guests ]]; then
   mkdir -p "$root/docs/images" "$root/docs/data"
   cp "$out/guests-ratios.png" "$root/docs/images/"
   cp "$out/results.csv" "$root/docs/data/guests-runs.csv"
+  cp "$out/where.txt" "$root/docs/data/guests-where.txt"
   replace_block guests "$out/results.md"
 fi
 echo "bench/run.sh: results written to $doc"

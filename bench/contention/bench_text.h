@@ -2,7 +2,8 @@
 #pragma once
 // Small helpers the bench's programs share: a number in a printf pattern,
 // whole-file reads and writes (cgroup files, the fleet's control files, a
-// child bench's CSV), a comma-separated option's items, today's date.
+// child bench's CSV), counting a log's lines of one kind, a comma-separated
+// option's items, today's date.
 
 #include <cstdio>
 #include <ctime>
@@ -34,6 +35,14 @@ inline std::string readWholeFile(const std::string& path) {
   std::ostringstream text;
   text << file.rdbuf();
   return text.str();
+}
+
+// How often `needle` occurs in `text` (not overlapping).
+inline unsigned countOccurrences(const std::string& text, const std::string& needle) {
+  unsigned count = 0;
+  if (needle.empty()) return 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++count;
+  return count;
 }
 
 // "a,b,,c" -> {a, b, c}.

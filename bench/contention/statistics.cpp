@@ -63,6 +63,13 @@ Estimate estimateRatio(const std::vector<double>& a, const std::vector<double>& 
   return fromDistribution(point, ratios, samples);
 }
 
+Estimate estimatePairedRatio(const std::vector<double>& a, const std::vector<double>& b, unsigned resamples) {
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    if (a[i] > 0 && b[i] > 0) ratios.push_back(a[i] / b[i]);
+  return estimateMedian(ratios, resamples);
+}
+
 Verdict judgeAtLeast(const Estimate& estimate, double target) {
   if (estimate.samples < 2) return Verdict::NotShown;
   if (estimate.low >= target) return Verdict::Met;

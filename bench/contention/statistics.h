@@ -20,6 +20,12 @@ Estimate estimateMedian(const std::vector<double>& values, unsigned resamples = 
 // both sides independently.
 Estimate estimateRatio(const std::vector<double>& a, const std::vector<double>& b, unsigned resamples = 4000);
 
+// Paired: a[i] and b[i] were measured back to back (one repetition). The
+// median of the per-repetition ratios a[i]/b[i], with an interval from
+// resampling repetitions, so drift between repetitions cancels instead of
+// widening the interval. Pairs with a non-positive side are dropped.
+Estimate estimatePairedRatio(const std::vector<double>& a, const std::vector<double>& b, unsigned resamples = 4000);
+
 enum class Verdict { Met, Missed, NotShown };
 // A target `value >= target` is met when the whole interval clears it,
 // missed when the whole interval is below it, and not shown when it includes it.

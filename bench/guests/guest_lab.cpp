@@ -35,6 +35,7 @@ GuestLab::GuestLab(GuestLabSpec spec) : spec_(std::move(spec)) {
   std::string environment = "GUEST_BINS=" + shellQuoted(spec_.agentBinary + " " + spec_.hackbenchBinary) +
                             " VCPUS=" + std::to_string(spec_.vcpus) + " MEMORY=" + std::to_string(spec_.memoryMiB);
   if (!spec_.kernel.empty()) environment += " KERNEL=" + shellQuoted(spec_.kernel);
+  if (!spec_.cloudKernel.empty()) environment += " CLOUD_KERNEL=" + shellQuoted(spec_.cloudKernel);
   if (!spec_.cpuset.empty()) environment += " CPUSET=" + shellQuoted(spec_.cpuset);
   if (!spec_.kernelArgs.empty()) environment += " LAB_ARGS=" + shellQuoted(spec_.kernelArgs);
   const std::string started =
@@ -83,17 +84,19 @@ std::string GuestLab::kernelRelease() {
 }
 
 void GuestLab::startAgents() {
-  const std::string command =
+  std::string command =
       "sh /lab/agent start" + (spec_.agentActuator.empty() ? "" : " " + shellQuoted(spec_.agentActuator));
-  for (std::size_t index = 0; index < controls_.size(); ++index) run(index, command);
+  if (!spec_.agentSteersHousekeeping) command += (spec_.agentActuator.empty() ? " ''" : "") + std::string(" unsteered");
+  onEveryGuest(command, 60'000);
 }
 
 void GuestLab::stopAgents() {
   // "stopped; preferred CPUS, cpuset CPUS": an unfolded guest prefers all its
   // vCPUs (or has no preferred file) and has no fold cgroup left.
   const std::string all = spec_.vcpus > 1 ? "0-" + std::to_string(spec_.vcpus - 1) : "0";
+  const auto stopped = onEveryGuest("sh /lab/agent stop", 30'000);
   for (std::size_t index = 0; index < controls_.size(); ++index) {
-    const std::string said = run(index, "sh /lab/agent stop", 30'000);
+    const std::string& said = stopped[index];
     if (said.find("preferred " + all + ",") == std::string::npos && said.find("preferred -,") == std::string::npos)
       throw std::runtime_error(spec_.names[index] + " stayed folded when its agent stopped: " + said);
     if (said.find("cpuset -") == std::string::npos && said.find("cpuset " + all) == std::string::npos)
@@ -122,10 +125,27 @@ std::vector<std::string> GuestLab::actuatorsInUse() {
   return actuators;
 }
 
+std::vector<std::string> GuestLab::onEveryGuest(const std::string& command, int timeoutMs) {
+  std::vector<std::future<std::string>> answers;
+  for (std::size_t index = 0; index < controls_.size(); ++index)
+    answers.push_back(
+        std::async(std::launch::async, [this, index, command, timeoutMs] { return run(index, command, timeoutMs); }));
+  std::vector<std::string> outputs;
+  std::string failure;
+  for (auto& answer : answers) try {
+      outputs.push_back(answer.get());
+    } catch (const std::exception& error) {
+      if (failure.empty()) failure = error.what();
+    }
+  if (!failure.empty()) throw std::runtime_error(failure);
+  return outputs;
+}
+
 std::vector<std::string> GuestLab::runWorkload(const std::string& workload, unsigned size, unsigned units,
-                                               int timeoutMs) {
+                                               int timeoutMs, std::vector<std::string>* where) {
   for (std::size_t index = 0; index < controls_.size(); ++index)
     run(index, "sh /lab/run " + workload + " " + std::to_string(size));
+  if (where) onEveryGuest("sh /lab/where snap start", 120'000);
   // Each guest's wait on its own connection, all at once.
   std::vector<std::future<std::string>> waits;
   for (std::size_t index = 0; index < controls_.size(); ++index)
@@ -137,6 +157,11 @@ std::vector<std::string> GuestLab::runWorkload(const std::string& workload, unsi
       wait.get();
     } catch (const std::exception& error) {
       if (failure.empty()) failure = error.what();
+    }
+  if (where && failure.empty()) try {
+      *where = onEveryGuest("sh /lab/where snap end && sh /lab/where diff start end", 120'000);
+    } catch (const std::exception& error) {
+      failure = error.what();
     }
   std::vector<std::string> logs;
   for (std::size_t index = 0; index < controls_.size(); ++index) {

@@ -20,9 +20,11 @@ struct GuestLabSpec {
   std::string agentBinary;
   std::string hackbenchBinary;
   std::string kernel;         // a guest kernel image; empty: the Debian cloud kernel of the lab image
+  std::string cloudKernel;    // that Debian kernel's meta package; empty: linux-image-cloud-amd64 (6.1)
   std::string cpuset;         // host CPUs the guests may run on ("0-1"); empty: any
   std::string kernelArgs;     // appended to the guests' kernel command line (e.g. "mitigations=off")
   std::string agentActuator;  // the agents' --actuator (cpuset, kernel); empty: their default (auto)
+  bool agentSteersHousekeeping = true;  // false: [cpuset] steer_housekeeping = false
   unsigned vcpus = 4;
   unsigned memoryMiB = 256;
 };
@@ -54,11 +56,17 @@ class GuestLab {
 
   // Starts `workload` in every guest at once, waits until every guest has
   // ended `units` units (each keeps loading its guest until then), stops them
-  // and returns each guest's unit log.
-  std::vector<std::string> runWorkload(const std::string& workload, unsigned size, unsigned units, int timeoutMs);
+  // and returns each guest's unit log. With `where`, also what ran on each
+  // guest's vCPUs from the start to the end of the wait (`/lab/where diff`
+  // output, a text per guest).
+  std::vector<std::string> runWorkload(const std::string& workload, unsigned size, unsigned units, int timeoutMs,
+                                       std::vector<std::string>* where = nullptr);
 
  private:
   void stop();
+  // Runs `command` in every guest at once (each on its own control port);
+  // their outputs in guest order. Throws with the first failure.
+  std::vector<std::string> onEveryGuest(const std::string& command, int timeoutMs);
 
   GuestLabSpec spec_;
   std::vector<std::unique_ptr<testing::GuestControl>> controls_;

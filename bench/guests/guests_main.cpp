@@ -27,6 +27,7 @@
 #include "guests_plot.h"
 #include "guests_report.h"
 #include "qemu_guest.h"
+#include "where_ran.h"
 
 namespace {
 
@@ -34,8 +35,9 @@ using namespace vcpufold::bench;
 namespace testing = vcpufold::testing;
 
 struct Options {
-  unsigned repetitions = 3, guests = 3, vcpus = 4, pcpus = 2, emulatedRepetitions = 5;
-  std::string workloads, actuators = "cpuset,kernel", guestArgs;
+  unsigned repetitions = 5, guests = 3, vcpus = 4, pcpus = 2, emulatedRepetitions = 5;
+  std::string workloads = "hackbench-pipe,hackbench-socket,compute", actuators = "cpuset,cpuset-6.12,kernel",
+              guestArgs;
   std::string work = "/var/tmp/vcpufold-bench/guests", out, imagePrefix;
   std::string agent = VCPUFOLD_AGENT_BINARY, hostd = VCPUFOLD_HOSTD_BINARY, contention = VCPUFOLD_BENCH_CONTENTION;
 };
@@ -80,7 +82,7 @@ void runEmulated(const Options& options, const std::vector<std::string>& workloa
 // run every planned measurement.
 void runActuator(const Options& options, const GuestActuator& variant, const std::vector<PlannedRun>& plan,
                  const ModeSettings& settings, const std::string& hackbench, const std::string& cpuset,
-                 GuestsReportInput& report) {
+                 GuestsReportInput& report, std::ostream& whereLog) {
   const std::string& actuator = variant.name;
   ActuatorRun run{actuator, "", ""};
   GuestLabSpec spec;
@@ -92,6 +94,8 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
   spec.vcpus = options.vcpus;
   spec.kernelArgs = options.guestArgs;
   spec.agentActuator = variant.agentActuator;
+  spec.cloudKernel = variant.cloudKernel;
+  spec.agentSteersHousekeeping = variant.steerHousekeeping;
   if (variant.patchedKernel) {
     spec.kernel = testing::patchedKernelImage();
     if (!std::filesystem::exists(spec.kernel)) {
@@ -109,11 +113,11 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
   for (const auto& planned : plan) {
     const GuestWorkload& workload = *findGuestWorkload(planned.workload);
     GuestSample sample{actuator, workload.name, planned.mode, planned.repetition, {}};
-    std::vector<std::string> logs;
+    std::vector<std::string> logs, where;
+    const std::string hostdLog = "hostd-" + actuator + "-" + std::to_string(planned.repetition) + "-" +
+                                 workload.name + "-" + guestModeName(planned.mode) + ".log";
     {
-      ModeSession session(lab, planned.mode, settings,
-                          "hostd-" + actuator + "-" + std::to_string(planned.repetition) + "-" + workload.name + "-" +
-                              guestModeName(planned.mode) + ".log");
+      ModeSession session(lab, planned.mode, settings, hostdLog);
       if (planned.mode != GuestMode::Unfolded && !actuatorChecked) {
         for (const auto& used : lab.actuatorsInUse())
           if (used != variant.agentActuator)
@@ -121,7 +125,18 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
                                      " (kernel " + run.kernel + ")");
         actuatorChecked = true;
       }
-      logs = lab.runWorkload(workload.name, workload.size, 2, 600'000);
+      logs = lab.runWorkload(workload.name, workload.size, 2, 600'000, &where);
+    }
+    // hostd's word for an agent that did not answer a hint within its lease.
+    sample.overdueAcks = countOccurrences(readWholeFile(settings.workDirectory + "/" + hostdLog), "not acknowledged in");
+    for (std::size_t guest = 0; guest < where.size(); ++guest) {
+      WhereSample ran = parseWhere(where[guest]);
+      ran.actuator = actuator;
+      ran.mode = planned.mode;
+      report.where.push_back(ran);
+      whereLog << "# " << actuator << " " << guestModeName(planned.mode) << " " << planned.repetition << " "
+               << workload.name << " " << spec.names[guest] << "\n"
+               << where[guest];
     }
     std::string line = actuator + " " + std::to_string(planned.repetition) + "/" + std::to_string(options.repetitions) +
                        " " + workload.name + " " + guestModeName(planned.mode) + ":";
@@ -132,7 +147,8 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
       sample.unitSeconds.push_back(*seconds);
       line += " " + format("%.2f", *seconds) + " s";
     }
-    std::printf("%s (%.4f units/s)\n", line.c_str(), sample.throughput());
+    std::printf("%s (%.4f units/s%s)\n", line.c_str(), sample.throughput(),
+                sample.overdueAcks ? (", " + std::to_string(sample.overdueAcks) + " overdue acks").c_str() : "");
     std::fflush(stdout);
     report.samples.push_back(sample);
   }
@@ -163,10 +179,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 4096));
   std::string allWorkloads;
   for (const auto& workload : guestWorkloads()) allWorkloads += (allWorkloads.empty() ? "" : ",") + workload.name;
-  app.add_option("--workloads", options.workloads, "comma-separated, of " + allWorkloads + " (default all)");
+  app.add_option("--workloads", options.workloads, "comma-separated, of " + allWorkloads)->capture_default_str();
   app.add_option("--actuators", options.actuators,
-                 "comma-separated, of cpuset (stock kernel), kernel (the patched kernel; skipped, saying why, "
-                 "when it is not built) and cpuset-patched (the cpuset actuator on the patched kernel: tells the "
+                 "comma-separated, of cpuset (Debian 12's stock 6.1 cloud kernel), cpuset-6.12 (Debian's stock "
+                 "6.12 cloud kernel, linux-image-6.12-cloud-amd64), kernel (the patched kernel; skipped, saying why, "
+                 "when it is not built), cpuset-unsteered and cpuset-6.12-unsteered (the stock kernels with the "
+                 "agents' housekeeping steering off: what it does; no targets) and cpuset-patched (the cpuset actuator on the patched kernel: tells the "
                  "kernel's part from the actuator's; no targets)")
       ->capture_default_str();
   app.add_option("--guest-args", options.guestArgs,
@@ -184,7 +202,7 @@ int main(int argc, char** argv) {
   app.add_option("--contention", options.contention, "vcpufold-bench-contention binary")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  const auto workloads = splitCommaList(options.workloads.empty() ? allWorkloads : options.workloads);
+  const auto workloads = splitCommaList(options.workloads);
   const auto actuators = splitCommaList(options.actuators);
   for (const auto& workload : workloads)
     if (!findGuestWorkload(workload)) {
@@ -194,7 +212,8 @@ int main(int argc, char** argv) {
     }
   for (const auto& actuator : actuators)
     if (!findGuestActuator(actuator)) {
-      std::fprintf(stderr, "vcpufold-bench-guests: unknown actuator %s (cpuset, kernel or cpuset-patched)\n",
+      std::fprintf(stderr, "vcpufold-bench-guests: unknown actuator %s (cpuset, cpuset-6.12, kernel, cpuset-patched, "
+                   "cpuset-unsteered or cpuset-6.12-unsteered)\n",
                    actuator.c_str());
       return 2;
     }
@@ -258,8 +277,9 @@ int main(int argc, char** argv) {
     if (!std::filesystem::exists(hackbench))
       throw std::runtime_error("could not unpack hackbench from Debian's rt-tests into " + testing::labDirectory());
     const auto plan = interleavedPlan(options.repetitions, workloads);
+    std::ofstream whereLog(options.out + "/where.txt");
     for (const auto& actuator : actuators)
-      runActuator(options, *findGuestActuator(actuator), plan, settings, hackbench, cpuset, report);
+      runActuator(options, *findGuestActuator(actuator), plan, settings, hackbench, cpuset, report, whereLog);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "vcpufold-bench-guests: %s\n", error.what());
     return 1;

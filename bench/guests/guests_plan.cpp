@@ -7,13 +7,15 @@
 namespace vcpufold::bench {
 
 const std::vector<GuestWorkload>& guestWorkloads() {
-  // Sizes make a unit take about 10-20 s with 3 guests x 4 vCPUs on 2 pCPUs under TCG.
+  // Sizes make a unit take about 3-6 s (6.12 kernels) to 5-15 s (Debian's
+  // 6.1) with 3 guests x 4 vCPUs on 2 pCPUs under TCG, so that five
+  // repetitions of three workloads on three kernels fit in about an hour.
   static const std::vector<GuestWorkload> workloads{
-      {"hackbench-pipe", 320, "message", "hackbench -p -g 4 (160 tasks, pipes)"},
-      {"hackbench-socket", 200, "message", "hackbench -g 4 (160 tasks, UNIX sockets)"},
-      {"files", 160, "spinlock",
+      {"hackbench-pipe", 160, "message", "hackbench -p -g 4 (160 tasks, pipes)"},
+      {"hackbench-socket", 100, "message", "hackbench -g 4 (160 tasks, UNIX sockets)"},
+      {"files", 80, "spinlock",
        "8 tasks creating, copying and removing small files on tmpfs (fork, exec, dentry and inode locks)"},
-      {"compute", 140000, "compute", "4 shell loops that only compute (the control)"},
+      {"compute", 40000, "compute", "4 shell loops that only compute (the control)"},
   };
   return workloads;
 }
@@ -26,9 +28,12 @@ const GuestWorkload* findGuestWorkload(const std::string& name) {
 
 const std::vector<GuestActuator>& guestActuators() {
   static const std::vector<GuestActuator> actuators{
-      {"cpuset", "cpuset", false, true},
-      {"kernel", "kernel", true, true},
-      {"cpuset-patched", "cpuset", true, false},
+      {"cpuset", "cpuset", false, true, "", true},
+      {"cpuset-6.12", "cpuset", false, true, "linux-image-6.12-cloud-amd64", true},
+      {"kernel", "kernel", true, true, "", true},
+      {"cpuset-patched", "cpuset", true, false, "", true},
+      {"cpuset-unsteered", "cpuset", false, false, "", false},
+      {"cpuset-6.12-unsteered", "cpuset", false, false, "linux-image-6.12-cloud-amd64", false},
   };
   return actuators;
 }

@@ -22,17 +22,25 @@ struct GuestWorkload {
 const std::vector<GuestWorkload>& guestWorkloads();
 const GuestWorkload* findGuestWorkload(const std::string& name);
 
-// How the guests fold: the agent's actuator on one of the two guest kernels.
-// `cpuset` and `kernel` are the two the targets are set for; `cpuset-patched`
+// How the guests fold: the agent's actuator on one guest kernel. `cpuset`
+// (Debian 12's stock 6.1 cloud kernel), `cpuset-6.12` (Debian's stock 6.12
+// cloud kernel, the series Debian 13 ships) and `kernel` (preferred CPUs on
+// the patched kernel) are the ones the targets are set for; `cpuset-patched`
 // runs the cpuset actuator on the patched kernel, so that a difference
-// between the first two can be put down to the kernel or to the actuator.
+// between kernels can be put down to the kernel or to the actuator.
 struct GuestActuator {
   std::string name;            // as --actuators names it and the report shows it
   std::string agentActuator;   // the agent's --actuator
-  bool patchedKernel = false;  // the patched kernel of kernel-patches/6.12, else the lab image's Debian kernel
+  bool patchedKernel = false;  // the patched kernel of kernel-patches/6.12, else a stock Debian kernel
   bool targeted = true;        // the targets table has rows for it
+  // The Debian meta package whose kernel the guests boot (stock kernels
+  // only); empty: the lab image's default, linux-image-cloud-amd64.
+  std::string cloudKernel;
+  // The cpuset actuator steers the guest's housekeeping (the agent's
+  // default); the `-unsteered` variants turn it off, to measure what it does.
+  bool steerHousekeeping = true;
 };
-// cpuset, kernel, cpuset-patched.
+// cpuset, cpuset-6.12, kernel, cpuset-patched, cpuset-unsteered, cpuset-6.12-unsteered.
 const std::vector<GuestActuator>& guestActuators();
 const GuestActuator* findGuestActuator(const std::string& name);
 

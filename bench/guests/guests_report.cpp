@@ -20,6 +20,34 @@ std::vector<double> throughputs(const std::vector<GuestSample>& samples, const s
   return values;
 }
 
+// Mode a's and mode b's throughputs of the repetitions that measured both, in
+// repetition order: element i of each is one repetition.
+std::pair<std::vector<double>, std::vector<double>> pairedThroughputs(const std::vector<GuestSample>& samples,
+                                                                      const std::string& actuator,
+                                                                      const std::string& workload, GuestMode a,
+                                                                      GuestMode b) {
+  std::map<unsigned, std::pair<double, double>> byRepetition;
+  std::map<unsigned, int> seen;
+  for (const auto& sample : samples) {
+    if (sample.actuator != actuator || sample.workload != workload) continue;
+    if (sample.mode == a) {
+      byRepetition[sample.repetition].first = sample.throughput();
+      seen[sample.repetition] |= 1;
+    }
+    if (sample.mode == b) {
+      byRepetition[sample.repetition].second = sample.throughput();
+      seen[sample.repetition] |= 2;
+    }
+  }
+  std::pair<std::vector<double>, std::vector<double>> paired;
+  for (const auto& [repetition, values] : byRepetition)
+    if (seen[repetition] == 3) {
+      paired.first.push_back(values.first);
+      paired.second.push_back(values.second);
+    }
+  return paired;
+}
+
 std::string ratioText(const Estimate& estimate) {
   if (estimate.samples == 0) return "-";
   if (estimate.samples < 2) return format("%.2f", estimate.median) + " (one run)";
@@ -82,17 +110,24 @@ std::vector<double> emulatedThroughputs(const std::vector<EmulatedSample>& sampl
 }
 
 std::string guestsCsv(const std::vector<GuestSample>& samples) {
-  std::string out = "actuator,workload,mode,repetition,guest,unit_s,units_per_s_all_guests\n";
+  std::string out = "actuator,workload,mode,repetition,guest,unit_s,units_per_s_all_guests,overdue_acks\n";
   for (const auto& sample : samples)
     for (std::size_t guest = 0; guest < sample.unitSeconds.size(); ++guest)
       out += sample.actuator + "," + sample.workload + "," + guestModeName(sample.mode) + "," +
              std::to_string(sample.repetition) + "," + std::to_string(guest + 1) + "," +
-             format("%.3f", sample.unitSeconds[guest]) + "," + format("%.5f", sample.throughput()) + "\n";
+             format("%.3f", sample.unitSeconds[guest]) + "," + format("%.5f", sample.throughput()) + "," +
+             std::to_string(sample.overdueAcks) + "\n";
   return out;
 }
 
 Estimate guestRatio(const std::vector<GuestSample>& samples, const std::string& actuator, const std::string& workload,
                     GuestMode a, GuestMode b) {
+  const auto [top, bottom] = pairedThroughputs(samples, actuator, workload, a, b);
+  return estimatePairedRatio(top, bottom);
+}
+
+Estimate guestRatioUnpaired(const std::vector<GuestSample>& samples, const std::string& actuator,
+                            const std::string& workload, GuestMode a, GuestMode b) {
   return estimateRatio(throughputs(samples, actuator, workload, a), throughputs(samples, actuator, workload, b));
 }
 
@@ -107,8 +142,11 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
       << "; each guest runs the workload at once with the others. A guest's figure is the "
          "time of its second unit of work (the first warms TCG's translation up and covers the mode's start); every "
          "guest keeps working until all have ended their second, so each is measured under the full load. "
-         "Throughput is units per second summed over the guests; a ratio is of medians, its 95% interval from "
-         "resampling both sides. Modes: **unfolded** (no hostd, no agent), **vcpufold** (the real hostd at its "
+         "Throughput is units per second summed over the guests. A ratio is paired: each repetition runs every "
+         "mode of a workload back to back, the ratio is the median of the repetitions' own ratios and its 95% "
+         "interval comes from resampling repetitions, so the machine's drift between repetitions cancels "
+         "instead of widening it; the same ratios unpaired (medians of each mode, both sides resampled) follow "
+         "each table. Modes: **unfolded** (no hostd, no agent), **vcpufold** (the real hostd at its "
          "defaults and the real agents), **fixed** (every guest's policy `fixed` at "
       << input.fixedVcpus << " vCPU" << (input.fixedVcpus == 1 ? "" : "s")
       << ", its equal share of the pCPUs rounded up, through `virsh metadata`, applied by the same hostd and "
@@ -136,8 +174,43 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
           << ratioText(guestRatio(input.samples, actuator.actuator, workload, GuestMode::Fixed, GuestMode::Unfolded))
           << " |\n";
     }
+    out << "\nUnpaired, for comparison:\n\n| workload | vcpufold / unfolded | vcpufold / fixed | fixed / unfolded |\n"
+           "| --- | ---: | ---: | ---: |\n";
+    for (const auto& workload : input.workloads) {
+      if (!ran(input, actuator, workload)) continue;
+      out << "| " << workload;
+      for (const auto& [a, b] : {std::pair{GuestMode::Vcpufold, GuestMode::Unfolded},
+                                 std::pair{GuestMode::Vcpufold, GuestMode::Fixed},
+                                 std::pair{GuestMode::Fixed, GuestMode::Unfolded}})
+        out << " | " << ratioText(guestRatioUnpaired(input.samples, actuator.actuator, workload, a, b));
+      out << " |\n";
+    }
     out << "\n";
   }
+
+  // Overdue acknowledgements: an agent that did not answer a hint within
+  // hostd's lease (its guest is then hinted all its vCPUs until it does).
+  out << "##### Overdue acknowledgements\n\nhostd's `hint seq N not acknowledged in` lines, in the measurements with "
+         "hostd (vcpufold and fixed):\n\n| actuator | measurements with one | episodes |\n| --- | ---: | ---: |\n";
+  for (const auto& actuator : input.actuators) {
+    if (!actuator.skipped.empty()) continue;
+    unsigned measurements = 0, with = 0, episodes = 0;
+    for (const auto& sample : input.samples)
+      if (sample.actuator == actuator.actuator && sample.mode != GuestMode::Unfolded) {
+        ++measurements;
+        with += sample.overdueAcks > 0;
+        episodes += sample.overdueAcks;
+      }
+    out << "| `" << actuator.actuator << "` | " << with << " of " << measurements << " | " << episodes << " |\n";
+  }
+  out << "\n";
+
+  const std::string where = renderWhereTable(input.where, input.fixedVcpus);
+  if (!where.empty())
+    out << "##### What ran where\n\nDuring every measurement each guest's `/proc/stat`, `/proc/interrupts`, "
+           "`/proc/softirqs` and threads were read when the workload started and when the measured units "
+           "ended; the rows are what ran on the vCPUs a folded guest does not prefer (raw: `where.txt`).\n\n"
+        << where;
 
   out << "##### Targets\n\n| target | measured | verdict |\n| --- | --- | --- |\n";
   const auto target = [&](const std::string& actuator, const std::string& workload, GuestMode a, GuestMode b,
@@ -173,7 +246,7 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
         for (const GuestMode mode : {GuestMode::Vcpufold, GuestMode::Fixed}) {
           const Estimate real = guestRatio(input.samples, actuator.actuator, workload, mode, GuestMode::Unfolded);
           const Estimate emulated =
-              estimateRatio(emulatedThroughputs(input.emulated, known->emulated, emulatedMode(mode)),
+              estimatePairedRatio(emulatedThroughputs(input.emulated, known->emulated, emulatedMode(mode)),
                             emulatedThroughputs(input.emulated, known->emulated, "unfolded"));
           if (emulated.samples == 0) continue;
           const double gap = emulated.median > 0 ? real.median / emulated.median : 0;

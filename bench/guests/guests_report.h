@@ -11,6 +11,7 @@
 
 #include "guests_plan.h"
 #include "statistics.h"
+#include "where_ran.h"
 
 namespace vcpufold::bench {
 
@@ -21,6 +22,7 @@ struct GuestSample {
   GuestMode mode = GuestMode::Unfolded;
   unsigned repetition = 0;
   std::vector<double> unitSeconds;  // per guest
+  unsigned overdueAcks = 0;         // hostd's "not acknowledged in" lines in this measurement
   // Units per second over all guests: the throughput the modes are compared by.
   double throughput() const;
 };
@@ -52,15 +54,22 @@ struct GuestsReportInput {
   std::vector<ActuatorRun> actuators;
   std::vector<GuestSample> samples;
   std::vector<EmulatedSample> emulated;
+  std::vector<WhereSample> where;  // what ran on the guests' vCPUs, per measurement and guest
   std::string emulatedNote;  // how the emulated runs were made, or why there are none
   std::string imagePrefix, plotFile;
   std::string guestArgs;  // added to the guests' kernel command line, if any
 };
 
 std::string guestsCsv(const std::vector<GuestSample>& samples);
-// The ratio mode a / mode b of one actuator and workload.
+// The ratio mode a / mode b of one actuator and workload, paired: the median
+// of the per-repetition ratios (a and b of one repetition ran back to back),
+// its interval from resampling repetitions. What the tables and targets use.
 Estimate guestRatio(const std::vector<GuestSample>& samples, const std::string& actuator, const std::string& workload,
                     GuestMode a, GuestMode b);
+// The same ratio unpaired: median(a) / median(b), both sides resampled
+// independently (the method before pairing; shown beside it).
+Estimate guestRatioUnpaired(const std::vector<GuestSample>& samples, const std::string& actuator,
+                            const std::string& workload, GuestMode a, GuestMode b);
 std::string renderGuestsReport(const GuestsReportInput& input);
 
 }  // namespace vcpufold::bench

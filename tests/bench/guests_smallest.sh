@@ -27,7 +27,7 @@ started=$(date +%s)
   --work "$work" --out "$work/results" >"$work/out.log" 2>&1 || fail "the bench failed"
 elapsed=$(($(date +%s) - started))
 results=$work/results
-for file in results.md results.csv guests-ratios.png; do
+for file in results.md results.csv guests-ratios.png where.txt; do
   [[ -s $results/$file ]] || fail "no $file"
 done
 md=$results/results.md
@@ -38,6 +38,13 @@ grep -q '^| `cpuset` hackbench-pipe: vcpufold / unfolded >= 1.20 | .* | not show
   fail "one repetition must not show a target"
 grep -q '^| hackbench-pipe (`cpuset`) | message | vcpufold / unfolded | ' "$md" ||
   fail "no emulated ratio beside the real one"
+grep -q '^##### Overdue acknowledgements' "$md" || fail "no count of overdue acknowledgements"
+grep -q '^| `cpuset` | [0-9]* of 2 | [0-9]* |$' "$md" || fail "overdue acknowledgements not counted over the 2 measurements with hostd"
+# What ran on each guest's vCPUs, read in every measurement: 3 modes x 2 guests.
+[[ $(grep -c '^# cpuset ' "$results/where.txt") == 6 ]] || fail "where.txt lacks a guest's record"
+grep -q '^stat 3 ' "$results/where.txt" || fail "where.txt has no per-vCPU /proc/stat deltas"
+grep -q '^irq LOC ' "$results/where.txt" || fail "where.txt has no interrupt counts"
+grep -q '^| busy (% of its time) | [0-9.]* | [0-9.]* | [0-9.]* |$' "$md" || fail "no table of what ran where"
 rows=$(grep -c '^cpuset,hackbench-pipe,\(unfolded\|vcpufold\|fixed\),1,[12],' "$results/results.csv")
 [[ $rows == 6 ]] || fail "results.csv has $rows rows of 3 modes x 2 guests, not 6"
 echo "guests_smallest: report produced in ${elapsed} s"

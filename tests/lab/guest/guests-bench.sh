@@ -2,20 +2,32 @@
 # Lab guest payload (lab.run=guests-bench), for vcpufold-bench-guests: the
 # workloads, and the real vcpufold-agent, started and stopped by the host
 # through the control port. Each command prints one line.
-#   /lab/agent start [ACT]  the agent at its defaults, or with --actuator ACT
+#   /lab/agent start [ACT [unsteered]]  the agent at its defaults, or with --actuator ACT
+#                           (and [cpuset] steer_housekeeping = false)
 #   /lab/agent stop         (waits until it has unfolded)
 #   /lab/run NAME SIZE      starts workload NAME in the background (its own session):
 #                           units of SIZE back to back until stopped, each one's start
 #                           and end (uptime, s) a line of /tmp/gb/units
 #   /lab/wait N             returns once N units have ended ("done"), or one failed
 #   /lab/stop               ends the workload and prints /tmp/gb/units
+#   /lab/where snap NAME    saves /proc/stat, /proc/interrupts, /proc/softirqs and every
+#                           thread's stat as /tmp/gb/where.NAME
+#   /lab/where diff A B     what ran on each vCPU between snapshots A and B, a line each:
+#                           "window S", "preferred CPUS", "stat CPU user nice system idle
+#                           iowait irq softirq" (ticks), "irq NAME CPU N", "softirq NAME CPU N",
+#                           "thread COMM CPU TICKS" (threads that ran, by their last CPU)
 mkdir -p /tmp/gb /etc/vcpufold
 
 cat >/lab/agent <<'SCRIPT'
 case $1 in
   start)
     [ -s /tmp/gb/agent.pid ] && kill -0 "$(cat /tmp/gb/agent.pid)" 2>/dev/null && { echo running; exit 0; }
-    setsid vcpufold-agent --log-level debug ${2:+--actuator "$2"} >>/tmp/gb/agent.log 2>&1 </dev/null &
+    config=""
+    if [ "$3" = unsteered ]; then
+      printf '[cpuset]\nsteer_housekeeping = false\n' >/tmp/gb/agent.toml
+      config="--config /tmp/gb/agent.toml"
+    fi
+    setsid vcpufold-agent --log-level debug ${2:+--actuator "$2"} $config >>/tmp/gb/agent.log 2>&1 </dev/null &
     echo $! >/tmp/gb/agent.pid
     echo started ;;
   stop)
@@ -79,6 +91,39 @@ pid=$(cat /tmp/gb/run.pid 2>/dev/null)
 : >/tmp/gb/run.pid
 rm -rf /tmp/gb/files.*
 cat /tmp/gb/units
+SCRIPT
+
+cat >/lab/where <<'SCRIPT'
+case $1 in
+  snap)
+    d=/tmp/gb/where.$2
+    rm -rf "$d"; mkdir -p "$d"
+    cut -d' ' -f1 /proc/uptime >"$d/uptime"
+    cat /proc/stat >"$d/stat"; cat /proc/interrupts >"$d/interrupts"; cat /proc/softirqs >"$d/softirqs"
+    for t in /proc/[0-9]*/task/[0-9]*; do cat "$t/stat" 2>/dev/null; done >"$d/tasks"
+    echo saved ;;
+  diff)
+    a=/tmp/gb/where.$2 b=/tmp/gb/where.$3
+    echo "window $(awk -v s="$(cat $a/uptime)" '{ printf "%.2f", $1 - s }' $b/uptime)"
+    echo "preferred $(cat /sys/fs/cgroup/vcpufold.fold/cpuset.cpus.effective 2>/dev/null ||
+      cat /sys/devices/system/cpu/preferred 2>/dev/null || cat /sys/devices/system/cpu/online)"
+    awk 'FNR == NR { if ($1 ~ /^cpu[0-9]/) was[$1] = $0; next }
+         $1 ~ /^cpu[0-9]/ { split(was[$1], o, " "); line = "stat " substr($1, 4)
+           for (i = 2; i <= 8; i++) line = line " " ($i - o[i]); print line }' $a/stat $b/stat
+    for kind in interrupts softirqs; do
+      awk -v kind=$([ $kind = interrupts ] && echo irq || echo softirq) '
+        FNR == 1 { cpus = NF; next }
+        FNR == NR { for (i = 2; i <= cpus + 1; i++) was[$1, i] = $i; next }
+        { for (i = 2; i <= cpus + 1; i++) if ($i - was[$1, i] > 0) print kind, substr($1, 1, length($1) - 1), i - 2, $i - was[$1, i] }' \
+        $a/$kind $b/$kind
+    done
+    # /proc/PID/stat: the name may hold spaces, so fields count from its closing parenthesis.
+    awk 'function parse(line) { rest = substr(line, index(line, ") ") + 2); split(rest, f, " ")
+           name = substr(line, index(line, "(") + 1, index(line, ") ") - index(line, "(") - 1); gsub(/ /, "_", name)
+           split(line, head, " "); id = head[1]; ticks = f[12] + f[13]; cpu = f[37] }
+         FNR == NR { parse($0); was[id] = ticks; next }
+         { parse($0); if ((id in was) && ticks > was[id]) print "thread", name, cpu, ticks - was[id] }' $a/tasks $b/tasks ;;
+esac
 SCRIPT
 
 : >/tmp/gb/ready

@@ -40,3 +40,31 @@ TEST(Statistics, OneSampleShowsNothing) {
   EXPECT_EQ(judgeAtMost(estimateMedian({0.01, 0.02, 0.03}), 0.1), Verdict::Met);
   EXPECT_EQ(judgeAtMost(estimateMedian({0.3, 0.4, 0.5}), 0.1), Verdict::Missed);
 }
+
+TEST(Statistics, PairingCancelsDriftBetweenRepetitions) {
+  // The machine's speed halves over the run; every repetition's a is 1.2 of
+  // its b. Unpaired, the drift swamps the effect; paired, it cancels.
+  const std::vector<double> b{100, 85, 70, 60, 50};
+  const std::vector<double> a{120, 102, 84, 72, 60};
+  const auto unpaired = estimateRatio(a, b);
+  EXPECT_EQ(judgeAtLeast(unpaired, 1.1), Verdict::NotShown) << unpaired.low << ".." << unpaired.high;
+  const auto paired = estimatePairedRatio(a, b);
+  EXPECT_NEAR(paired.median, 1.2, 1e-9);
+  EXPECT_NEAR(paired.low, 1.2, 1e-9);
+  EXPECT_NEAR(paired.high, 1.2, 1e-9);
+  EXPECT_EQ(paired.samples, 5u);
+  EXPECT_EQ(judgeAtLeast(paired, 1.1), Verdict::Met);
+}
+
+TEST(Statistics, PairedRatiosSpreadAsTheRepetitionsDo) {
+  const auto paired = estimatePairedRatio({110, 90, 130, 100, 95}, {100, 100, 100, 100, 100});
+  EXPECT_DOUBLE_EQ(paired.median, 1.0);
+  EXPECT_GE(paired.low, 0.9);
+  EXPECT_LE(paired.high, 1.3);
+  EXPECT_LT(paired.low, paired.high);
+  EXPECT_EQ(judgeAtLeast(paired, 1.0), Verdict::NotShown);
+  // A repetition that measured nothing on one side is left out, not counted as 0.
+  const auto dropped = estimatePairedRatio({120, 0, 120}, {100, 100, 100});
+  EXPECT_EQ(dropped.samples, 2u);
+  EXPECT_DOUBLE_EQ(dropped.median, 1.2);
+}
