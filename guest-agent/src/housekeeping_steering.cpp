@@ -196,6 +196,7 @@ Expected<void> HousekeepingSteering::unpark() {
 Expected<std::string> HousekeepingSteering::steerIrqs(const CpuSet& preferred, std::int64_t nowMs) {
   const std::string list = protocol::formatCpuList(preferred);
   int steered = 0;
+  std::string refusedNow, firstRefusal;
   for (const auto& entry : knobs_.fs().listDirectory(paths::kProcIrqDir)) {
     const auto irq = irqNumber(entry);
     if (!irq || refusedIrqs_.count(*irq)) continue;
@@ -212,15 +213,21 @@ Expected<std::string> HousekeepingSteering::steerIrqs(const CpuSet& preferred, s
     auto outcome = knobs_.write(path, list, nowMs, KnobValueKind::CpuList);
     if (!outcome) {
       // EIO: a kernel-managed or per-CPU IRQ. It stays as it is, for good.
+      // (Any other error, e.g. a read-only /proc/irq in a sandbox, is said
+      // the same way, with its reason.)
       refusedIrqs_.insert(*irq);
       state_.irqAffinity.erase(*irq);
       if (auto saved = saveState(); !saved) return saved.error();
+      refusedNow += " " + std::to_string(*irq);
+      if (firstRefusal.empty()) firstRefusal = outcome.error().message;
       continue;
     }
     if (*outcome == KnobOutcome::Written) ++steered;
   }
-  if (steered == 0) return std::string{};
-  return "IRQs " + std::to_string(steered) + " to CPUs " + list + "; ";
+  std::string detail;
+  if (steered > 0) detail += "IRQs " + std::to_string(steered) + " to CPUs " + list + "; ";
+  if (!refusedNow.empty()) detail += "IRQs left as they are, refused:" + refusedNow + " (" + firstRefusal + "); ";
+  return detail;
 }
 
 Expected<void> HousekeepingSteering::giveIrqsBack() {

@@ -114,6 +114,20 @@ TEST_F(AgentPackageInSystemdGuest, UdevStartsItSystemdFoldsStopUnfolds) {
   EXPECT_EQ(guestOutput("systemctl show -p AllowedCPUs --value system.slice"), "0\n");
   EXPECT_EQ(guestOutput("cat /sys/fs/cgroup/system.slice/cpuset.cpus"), "0\n");
   EXPECT_TRUE(waitForOutput(burnerCpus, "0 0\n", seen)) << "burners not folded onto CPU 0: " << seen;
+  // The housekeeping too, from inside the unit's sandbox: CPU 1 a partition of
+  // its own (unbound kernel threads off it), the virtio devices' IRQs and the
+  // unbound workqueues on CPU 0.
+  const std::string irqsOnCpu0 = "grep -lx 0 /proc/irq/*/smp_affinity_list | wc -l";
+  EXPECT_TRUE(waitForOutput("cat /sys/fs/cgroup/vcpufold.parked/cpuset.cpus.partition "
+                            "/sys/fs/cgroup/vcpufold.parked/cpuset.cpus",
+                            "isolated\n1\n", seen))
+      << seen << guestOutput("journalctl -u vcpufold-agent.service --no-pager | tail -5");
+  EXPECT_EQ(guestOutput("cat /sys/devices/virtual/workqueue/cpumask"), "1\n");
+  EXPECT_EQ(guestOutput("for t in /proc/[0-9]*; do [ \"$(cat $t/comm)\" = rcu_preempt ] && "
+                        "sed -n 's/^Cpus_allowed_list:.//p' $t/status; done"),
+            "0\n");
+  EXPECT_NE(guestOutput(irqsOnCpu0), "0\n") << "no IRQ steered: "
+                                             << guestOutput("journalctl -u vcpufold-agent.service --no-pager | grep -i irq");
 
   // Stop the unit: systemd's ExecStopPost and the agent leave nothing folded.
   EXPECT_EQ(guestOutput("systemctl stop vcpufold-agent.service; echo $?"), "0\n");
@@ -121,5 +135,8 @@ TEST_F(AgentPackageInSystemdGuest, UdevStartsItSystemdFoldsStopUnfolds) {
   // systemd drops the cpuset controller from the slice once no unit asks for it.
   EXPECT_EQ(guestOutput("cat /sys/fs/cgroup/system.slice/cpuset.cpus 2>/dev/null | tr -d '\\n'; echo ."), ".\n");
   EXPECT_EQ(guestOutput("ls /run/vcpufold/ 2>/dev/null | wc -l"), "0\n") << "state files left behind";
+  EXPECT_EQ(guestOutput("test -e /sys/fs/cgroup/vcpufold.parked; echo $?"), "1\n") << "the partition left behind";
+  EXPECT_EQ(guestOutput("cat /sys/devices/virtual/workqueue/cpumask"), "3\n");
+  EXPECT_EQ(guestOutput(irqsOnCpu0), "0\n") << "every IRQ back to CPUs 0-1";
   EXPECT_TRUE(waitForOutput(burnerCpus, "0 1\n", seen)) << "burners did not spread after the stop: " << seen;
 }

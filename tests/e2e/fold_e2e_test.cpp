@@ -62,6 +62,7 @@ class FoldEndToEnd : public ::testing::Test {
     for (const char* name : {"vcpufold-fold-a", "vcpufold-fold-b"})
       controls_.push_back(std::make_unique<GuestControl>(kLabDir + "/libvirt/" + name + ".ctl.sock"));
     for (auto& control : controls_) ASSERT_TRUE(control->waitReady(180'000)) << "a guest did not boot";
+    for (int index = 0; index < 2; ++index) housekeepingBefore_[static_cast<std::size_t>(index)] = housekeeping(index);
     for (auto& control : controls_) {
       const auto go = control->run("mkdir -p /tmp/lab && touch /tmp/lab/go", 30'000);
       ASSERT_TRUE(go && go->status == 0) << (go ? go->output : "no answer");
@@ -115,6 +116,29 @@ class FoldEndToEnd : public ::testing::Test {
     const auto cpus = burnerCpus(index);
     return cpus.size() == 4 && std::all_of(cpus.begin(), cpus.end(), [&](int cpu) { return allowed.count(cpu); });
   }
+  // What the agent's housekeeping steering touches, one line each: the
+  // parked partition (type and CPUs, or "none"), the unbound workqueue mask,
+  // the RCU grace-period and kcompactd threads' allowed CPUs, and every
+  // device IRQ's affinity.
+  std::string housekeeping(int index) {
+    return guest(index,
+                 "p=/sys/fs/cgroup/vcpufold.parked; if [ -d $p ]; then echo parked $(cat $p/cpuset.cpus.partition) "
+                 "$(cat $p/cpuset.cpus); else echo parked none; fi; echo wq $(cat "
+                 "/sys/devices/virtual/workqueue/cpumask); for t in /proc/[0-9]*; do case $(cat $t/comm) in "
+                 "rcu_preempt|kcompactd0) echo $(cat $t/comm) $(sed -n 's/^Cpus_allowed_list:.//p' $t/status);; "
+                 "esac; done; for i in /proc/irq/*/smp_affinity_list; do echo irq $i $(cat $i); done");
+  }
+  // Steered onto `cpus`: a partition (isolated, or root on kernels without
+  // that type) of the rest, the workqueue mask, the kernel threads, and the
+  // virtio device IRQs at least (the legacy ISA ones may be kernel-managed).
+  bool housekeepingOn(int index, const std::string& cpus) {
+    const std::string now = housekeeping(index);
+    const bool parked = now.find("parked isolated 1-3") != std::string::npos ||
+                        now.find("parked root 1-3") != std::string::npos;
+    return cpus == "0" && parked && now.find("wq 1\n") != std::string::npos &&
+           now.find("rcu_preempt 0\n") != std::string::npos && now.find("kcompactd0 0\n") != std::string::npos &&
+           now.find("/proc/irq/24/smp_affinity_list 0\n") != std::string::npos;
+  }
   bool burnersSpread(int index) {
     const auto cpus = burnerCpus(index);
     return std::set<int>(cpus.begin(), cpus.end()).size() >= 2;
@@ -124,6 +148,7 @@ class FoldEndToEnd : public ::testing::Test {
   std::vector<std::unique_ptr<GuestControl>> controls_;
   std::unique_ptr<ChildProcess> hostd_;
   bool started_ = false;
+  std::array<std::string, 2> housekeepingBefore_;
 };
 
 }  // namespace
@@ -148,6 +173,10 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   EXPECT_TRUE(waitUntil([&] { return burnersOnlyOn(0, {0}) && burnersOnlyOn(1, {0}); }, 60'000, 250))
       << "CPU-bound tasks did not move onto CPU 0";
   EXPECT_EQ(guest(0, "cat /sys/fs/cgroup/vcpufold.fold/cpuset.cpus.effective"), "0\n");
+  // The housekeeping steered too (the agent's default): the other vCPUs a
+  // partition of their own, unbound kernel threads, device IRQs and
+  // workqueues on CPU 0.
+  EXPECT_TRUE(waitUntil([&] { return housekeepingOn(0, "0"); }, 10'000, 250)) << housekeeping(0);
 
   // A policy change with virsh metadata is in force within two ticks.
   auto changed = Clock::now();
@@ -164,8 +193,8 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
            " --key vcpufold --set '<policy mode=\"off\"/>' --live");
   ASSERT_TRUE(waitUntil([&] { return rowIs(a, "HINT", "4") && rowIs(a, "APPLIED", "0-3"); }, 10'000, 250)) << status();
   EXPECT_TRUE(waitUntil([&] { return burnersSpread(0); }, 60'000, 250)) << "burners did not spread after policy off";
-  EXPECT_EQ(guest(0, "ls -d /sys/fs/cgroup/vcpufold.fold 2>&1 | grep -c 'No such'"), "1\n")
-      << "unfolded means no restriction left";
+  EXPECT_EQ(guest(0, "test -e /sys/fs/cgroup/vcpufold.fold; echo $?"), "1\n") << "unfolded means no restriction left";
+  EXPECT_EQ(housekeeping(0), housekeepingBefore_[0]) << "every housekeeping value back as it was";
   runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
            " --key vcpufold --set '<policy mode=\"auto\"/>' --live");
 
@@ -229,12 +258,12 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
 
   // The agent killed hard: --restore leaves the guest unfolded.
   guest(1, "kill -9 $(cat /tmp/lab/agent.pid)");
-  EXPECT_NE(guest(1, "ls -d /sys/fs/cgroup/vcpufold.fold"), "") << "folded state left by the killed agent";
-  const std::string restored = guest(1,
-                                     "vcpufold-agent --restore 2>&1; echo rc=$?; ls -d "
-                                     "/sys/fs/cgroup/vcpufold.fold 2>&1");
+  EXPECT_EQ(guest(1, "test -d /sys/fs/cgroup/vcpufold.fold; echo $?"), "0\n") << "folded state left by the killed agent";
+  EXPECT_TRUE(housekeepingOn(1, "0")) << "steering left by the killed agent: " << housekeeping(1);
+  const std::string restored = guest(1, "vcpufold-agent --restore 2>&1; echo rc=$?");
   EXPECT_NE(restored.find("rc=0"), std::string::npos) << restored;
-  EXPECT_NE(restored.find("No such file"), std::string::npos) << restored;
+  EXPECT_EQ(guest(1, "test -e /sys/fs/cgroup/vcpufold.fold; echo $?"), "1\n") << restored;
+  EXPECT_EQ(housekeeping(1), housekeepingBefore_[1]) << "--restore puts every value back: " << restored;
   EXPECT_TRUE(waitUntil([&] { return burnersSpread(1); }, 60'000, 250));
 
   // The guest reboots: its agent comes back and hostd reconnects.

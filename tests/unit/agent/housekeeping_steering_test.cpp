@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 
 #include "fixture_tree.h"
@@ -145,24 +146,32 @@ TEST_P(HousekeepingSteeringTest, ACrashedAgentsStateIsUndoneFromTheFileAlone) {
 TEST_P(HousekeepingSteeringTest, AnIrqTheKernelRefusesIsLeftAloneAndNeverRestored) {
   FixtureTree tree(GetParam());
   const auto irqsBefore = irqAffinities(tree);
-  // A kernel-managed IRQ refuses every write (EIO); a directory in its place does too.
+  // A kernel-managed IRQ reads as any other and refuses every write (EIO).
+  // Played by the live kernel's read-only /sys/devices/system/cpu/possible
+  // (kernfs refuses a write without a handler, even to root).
   const std::string refused = irqsBefore.begin()->first;
   const std::string refusedPath = "/proc/irq/" + refused + "/smp_affinity_list";
   tree.remove(refusedPath);
-  tree.write(refusedPath + "/refuses", "");
+  std::filesystem::create_symlink("/sys/devices/system/cpu/possible", tree.fs().resolve(refusedPath));
+  const std::string refusedBefore = tree.read(refusedPath);
   KnobWriter knobs(tree.fs());
   HousekeepingSteering steering(knobs, "/sys/fs/cgroup");
   kernelMakesParkedFiles(tree);
   auto steered = steering.apply(CpuSet{0}, kOnline, 1000);
   ASSERT_TRUE(steered) << "a refused IRQ does not stop the rest: " << steered.error().message;
+  EXPECT_NE(steered->detail.find("IRQs left as they are, refused: " + refused + " ("), std::string::npos)
+      << steered->detail;
+  auto again = steering.apply(CpuSet{0}, kOnline, 2000);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->detail.find("refused"), std::string::npos) << "said once: " << again->detail;
   for (const auto& [irq, now] : irqAffinities(tree)) {
     if (irq == refused) continue;
     EXPECT_EQ(now, "0") << "IRQ " << irq;
   }
   EXPECT_EQ(tree.read(kState).find("\"" + refused + "\""), std::string::npos) << tree.read(kState);
   kernelDropsParkedFiles(tree);
-  ASSERT_TRUE(steering.release());
-  EXPECT_TRUE(tree.fs().isDirectory(refusedPath)) << "never written";
+  ASSERT_TRUE(steering.release()) << "nothing of the refused IRQ to put back";
+  EXPECT_EQ(tree.read(refusedPath), refusedBefore);
 }
 
 TEST_P(HousekeepingSteeringTest, WhereIrqbalanceRunsItKeepsTheIrqsAndTheRestIsSteered) {
