@@ -23,7 +23,7 @@ case $component in
       ./lib/udev/rules.d/60-vcpufold-agent.rules ./etc/vcpufold/agent.toml ./usr/share/man/man8/vcpufold-agent.8
       ./usr/share/doc/vcpufold-agent/copyright)
     unit_lines=('ProtectSystem=strict' 'ReadWritePaths=/sys/fs/cgroup -/sys/devices/system/cpu/preferred -/var/lib/prometheus/node-exporter'
-      'ReadWritePaths=-/proc/irq -/sys/devices/virtual/workqueue/cpumask'
+      'ReadWritePaths=/proc/irq -/sys/devices/virtual/workqueue/cpumask' 'InaccessiblePaths=-/proc/kallsyms -/proc/kcore'
       'RestrictAddressFamilies=AF_UNIX' 'ConditionVirtualization=vm' 'Restart=always'
       'ExecStopPost=/usr/sbin/vcpufold-agent --restore' 'Type=notify' 'WatchdogSec=30s' 'UMask=0077'
       'ExecReload=/bin/kill -HUP $MAINPID' 'MemoryMax=64M')
