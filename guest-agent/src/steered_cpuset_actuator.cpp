@@ -7,8 +7,8 @@
 namespace vcpufold::agent {
 
 SteeredCpusetActuator::SteeredCpusetActuator(std::unique_ptr<Actuator> inner, KnobWriter& knobs,
-                                             std::string cgroupRoot)
-    : inner_(std::move(inner)), steering_(knobs, std::move(cgroupRoot)), fs_(knobs.fs()) {}
+                                             std::string cgroupRoot, int ownPid)
+    : inner_(std::move(inner)), steering_(knobs, std::move(cgroupRoot), ownPid), fs_(knobs.fs()) {}
 
 Expected<ApplyResult> SteeredCpusetActuator::apply(const CpuSet& cpus, std::int64_t nowMs) {
   auto onlineText = fs_.readFile(paths::kCpuOnline);

@@ -123,21 +123,28 @@ class FoldEndToEnd : public ::testing::Test {
   std::string housekeeping(int index) {
     return guest(index,
                  "p=/sys/fs/cgroup/vcpufold.parked; if [ -d $p ]; then echo parked $(cat $p/cpuset.cpus.partition) "
-                 "$(cat $p/cpuset.cpus); else echo parked none; fi; echo wq $(cat "
-                 "/sys/devices/virtual/workqueue/cpumask); for t in /proc/[0-9]*; do case $(cat $t/comm) in "
+                 "$(cat $p/cpuset.cpus) tasks $(cat $p/cgroup.procs); else echo parked none; fi; echo wq $(cat "
+                 "/sys/devices/virtual/workqueue/cpumask); for t in /proc/[0-9]*; do case $(cat $t/comm 2>/dev/null) in "
                  "rcu_preempt|kcompactd0) echo $(cat $t/comm) $(sed -n 's/^Cpus_allowed_list:.//p' $t/status);; "
                  "esac; done; for i in /proc/irq/*/smp_affinity_list; do echo irq $i $(cat $i); done");
   }
   // Steered onto `cpus`: a partition (isolated, or root on kernels without
   // that type) of the rest, the workqueue mask, the kernel threads, and the
   // virtio device IRQs at least (the legacy ISA ones may be kernel-managed).
-  bool housekeepingOn(int index, const std::string& cpus) {
+  // The agent (in the root cgroup here, no systemd) goes with the parked
+  // CPUs, so that it answers from an idle vCPU; a killed one has left them.
+  bool housekeepingOn(int index, const std::string& cpus, bool agentRuns = true) {
     const std::string now = housekeeping(index);
-    const bool parked = now.find("parked isolated 1-3") != std::string::npos ||
-                        now.find("parked root 1-3") != std::string::npos;
+    const std::string tasks = agentRuns ? " tasks " + agentPid(index) + "\n" : std::string(" tasks\n");
+    const bool parked = now.find("parked isolated 1-3" + tasks) != std::string::npos ||
+                        now.find("parked root 1-3" + tasks) != std::string::npos;
     return cpus == "0" && parked && now.find("wq 1\n") != std::string::npos &&
            now.find("rcu_preempt 0\n") != std::string::npos && now.find("kcompactd0 0\n") != std::string::npos &&
            now.find("/proc/irq/24/smp_affinity_list 0\n") != std::string::npos;
+  }
+  std::string agentPid(int index) {
+    const std::string pid = guest(index, "cat /tmp/lab/agent.pid");
+    return pid.substr(0, pid.find('\n'));
   }
   bool burnersSpread(int index) {
     const auto cpus = burnerCpus(index);
@@ -256,10 +263,14 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
            " --key vcpufold --set '<policy mode=\"auto\"/>' --live");
 
-  // The agent killed hard: --restore leaves the guest unfolded.
+  // The agent killed hard while folded (an agent that missed a lease is
+  // hinted all its vCPUs until it acknowledges again: wait for the fold):
+  // --restore leaves the guest unfolded.
+  ASSERT_TRUE(waitUntil([&] { return rowIs(b, "APPLIED", "0") && housekeepingOn(1, "0"); }, 30'000, 250))
+      << status() << housekeeping(1);
   guest(1, "kill -9 $(cat /tmp/lab/agent.pid)");
   EXPECT_EQ(guest(1, "test -d /sys/fs/cgroup/vcpufold.fold; echo $?"), "0\n") << "folded state left by the killed agent";
-  EXPECT_TRUE(housekeepingOn(1, "0")) << "steering left by the killed agent: " << housekeeping(1);
+  EXPECT_TRUE(housekeepingOn(1, "0", false)) << "steering left by the killed agent: " << housekeeping(1);
   const std::string restored = guest(1, "vcpufold-agent --restore 2>&1; echo rc=$?");
   EXPECT_NE(restored.find("rc=0"), std::string::npos) << restored;
   EXPECT_EQ(guest(1, "test -e /sys/fs/cgroup/vcpufold.fold; echo $?"), "1\n") << restored;

@@ -222,6 +222,22 @@ TEST_P(HousekeepingSteeringTest, APartitionTheKernelWillNotMakeIsSaidOnceAndTheR
   EXPECT_EQ(again->detail.find("not parked"), std::string::npos) << "said once: " << again->detail;
 }
 
+TEST_P(HousekeepingSteeringTest, TheAgentGoesWithTheParkedCpusAndComesBackWithThem) {
+  FixtureTree tree(GetParam());
+  tree.write("/sys/fs/cgroup/cgroup.procs", "");
+  KnobWriter knobs(tree.fs());
+  HousekeepingSteering steering(knobs, "/sys/fs/cgroup", 4242);
+  kernelMakesParkedFiles(tree);
+  auto steered = steering.apply(CpuSet{0}, kOnline, 1000);
+  ASSERT_TRUE(steered) << steered.error().message;
+  EXPECT_EQ(tree.read(std::string(kParked) + "/cgroup.procs"), "4242");
+  EXPECT_NE(steered->detail.find("vcpufold.parked, the agent with them"), std::string::npos) << steered->detail;
+  // Unparked, it goes back to the root cgroup before the partition goes (the
+  // fixture's directory keeps its files, so only the move is watched here).
+  (void)steering.unpark();
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.procs"), "4242");
+}
+
 TEST_P(HousekeepingSteeringTest, TheWholeOnlineSetIsARelease) {
   FixtureTree tree(GetParam());
   const auto irqsBefore = irqAffinities(tree);

@@ -10,6 +10,7 @@ inline constexpr const char* kProcStat = "/proc/stat";
 inline constexpr const char* kProcPressureCpu = "/proc/pressure/cpu";
 inline constexpr const char* kProcCpuinfo = "/proc/cpuinfo";
 inline constexpr const char* kProcMountinfo = "/proc/self/mountinfo";
+inline constexpr const char* kProcSelfCgroup = "/proc/self/cgroup";  // "0::/PATH" on cgroup v2
 inline constexpr const char* kProcDir = "/proc";
 inline constexpr const char* kProcIrqDir = "/proc/irq";  // N/smp_affinity_list of every IRQ
 // The CPUs unbound workqueues may run on (a hex CPU mask).

@@ -48,7 +48,12 @@ class HousekeepingSteering {
   // How often the process list is read for irqbalance.
   static constexpr std::int64_t kIrqbalanceCheckMs = 30'000;
 
-  HousekeepingSteering(KnobWriter& knobs, std::string cgroupRoot);
+  // `ownPid`: the agent's pid, moved into the parked partition while it
+  // exists (0: stays where it is). Where the agent sits in the root cgroup
+  // (no systemd), the partition would otherwise confine it to the busy
+  // preferred CPUs, and an agent that answers late loses its lease; parked,
+  // it runs on an idle vCPU as it did before the partition existed.
+  HousekeepingSteering(KnobWriter& knobs, std::string cgroupRoot, int ownPid = 0);
 
   // Steers onto `preferred` (a proper subset of the online CPUs; the online
   // set itself is a release()). Cheap when nothing changed: reads, compares,
@@ -87,6 +92,7 @@ class HousekeepingSteering {
   void checkIrqbalance(std::int64_t nowMs);
 
   KnobWriter& knobs_;
+  int ownPid_ = 0;
   State state_;
   std::set<unsigned> refusedIrqs_;      // per-CPU or kernel-managed: refused once, left alone
   std::optional<CpuSet> parkRefusedFor_;  // the parked set the kernel would not make a partition
