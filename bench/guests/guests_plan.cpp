@@ -69,10 +69,20 @@ unsigned fixedShareVcpus(unsigned pcpus, unsigned guests, unsigned vcpus) {
 }
 
 std::vector<PlannedRun> interleavedPlan(unsigned repetitions, const std::vector<std::string>& workloads) {
+  // The six orders of the three modes as a Williams square: over any six
+  // consecutive cells each mode runs first, second and third twice, and each
+  // runs right after each other mode twice. A fixed order would hand the
+  // first place (after the pause of a workload change, when the machine has
+  // cooled) and the same predecessor to one mode every time.
+  constexpr GuestMode U = GuestMode::Unfolded, V = GuestMode::Vcpufold, F = GuestMode::Fixed;
+  constexpr GuestMode kOrders[6][3] = {{U, V, F}, {V, F, U}, {F, U, V}, {F, V, U}, {U, F, V}, {V, U, F}};
   std::vector<PlannedRun> plan;
+  std::size_t cell = 0;
   for (unsigned repetition = 1; repetition <= repetitions; ++repetition)
-    for (const auto& workload : workloads)
-      for (const GuestMode mode : kGuestModes) plan.push_back({repetition, workload, mode});
+    for (const auto& workload : workloads) {
+      for (const GuestMode mode : kOrders[cell % 6]) plan.push_back({repetition, workload, mode});
+      ++cell;
+    }
   return plan;
 }
 

@@ -60,7 +60,9 @@ struct PlannedRun {
 };
 // Every repetition in turn; in each, every workload; for each, every mode:
 // the modes of one workload run back to back, so slow drift of the machine
-// touches them alike.
+// touches them alike, in an order that changes from cell to cell (a Williams
+// square of the six orders) so that no mode always runs first or always
+// follows the same mode.
 std::vector<PlannedRun> interleavedPlan(unsigned repetitions, const std::vector<std::string>& workloads);
 
 // A guest's unit log (/lab/stop: "START END" uptime seconds per unit, in the

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+#include <utility>
+
 #include "guests_plan.h"
 #include "guests_report.h"
 
@@ -21,15 +25,36 @@ TEST(GuestsPlan, FixedSizeIsTheEqualShareRoundedUpWithinTheGuest) {
 TEST(GuestsPlan, EveryModeOfAWorkloadRunsBackToBackInEveryRepetition) {
   const auto plan = interleavedPlan(2, {"hackbench-pipe", "compute"});
   ASSERT_EQ(plan.size(), 2U * 2U * 3U);
-  EXPECT_EQ(plan[0].repetition, 1U);
-  EXPECT_EQ(plan[0].workload, "hackbench-pipe");
-  EXPECT_EQ(plan[0].mode, GuestMode::Unfolded);
-  EXPECT_EQ(plan[1].mode, GuestMode::Vcpufold);
-  EXPECT_EQ(plan[2].mode, GuestMode::Fixed);
-  EXPECT_EQ(plan[3].workload, "compute");
-  EXPECT_EQ(plan[6].repetition, 2U);
-  EXPECT_EQ(plan[6].workload, "hackbench-pipe");
-  EXPECT_EQ(plan.back().mode, GuestMode::Fixed);
+  for (std::size_t cell = 0; cell < 4; ++cell) {
+    std::set<GuestMode> modes;
+    for (std::size_t i = cell * 3; i < cell * 3 + 3; ++i) {
+      EXPECT_EQ(plan[i].repetition, cell / 2 + 1) << i;
+      EXPECT_EQ(plan[i].workload, cell % 2 == 0 ? "hackbench-pipe" : "compute") << i;
+      modes.insert(plan[i].mode);
+    }
+    EXPECT_EQ(modes.size(), 3U) << "cell " << cell;
+  }
+}
+
+TEST(GuestsPlan, EveryModeRunsInEveryPlaceAndAfterEveryOtherModeAlike) {
+  // Six cells (3 repetitions of 2 workloads): a fixed order would put
+  // unfolded first six times and vcpufold after unfolded six times.
+  const auto plan = interleavedPlan(3, {"hackbench-pipe", "compute"});
+  ASSERT_EQ(plan.size(), 18U);
+  std::map<std::pair<GuestMode, std::size_t>, int> place;
+  std::map<std::pair<GuestMode, GuestMode>, int> after;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    ++place[{plan[i].mode, i % 3}];
+    if (i % 3 != 0) ++after[{plan[i - 1].mode, plan[i].mode}];
+  }
+  for (const GuestMode mode : kGuestModes)
+    for (std::size_t position = 0; position < 3; ++position)
+      EXPECT_EQ((place[{mode, position}]), 2) << guestModeName(mode) << " at " << position;
+  for (const GuestMode before : kGuestModes)
+    for (const GuestMode mode : kGuestModes)
+      if (before != mode) {
+        EXPECT_EQ((after[{before, mode}]), 2) << guestModeName(mode) << " after " << guestModeName(before);
+      }
 }
 
 TEST(GuestsPlan, ModesAndWorkloadsAreKnownByName) {
