@@ -43,7 +43,7 @@ class GuestLab {
   std::string run(std::size_t index, const std::string& command, int timeoutMs = 60'000);
   std::string kernelRelease();
 
-  // The agents in every guest (at their defaults, with the spec's actuator), or none: stopping one unfolds
+  // The agents in every guest (fold = "always", otherwise at their defaults, with the spec's actuator), or none: stopping one unfolds
   // its guest, which is checked (throws when a guest stays folded).
   void startAgents();
   void stopAgents();
@@ -61,12 +61,12 @@ class GuestLab {
   // output, a text per guest).
   std::vector<std::string> runWorkload(const std::string& workload, unsigned size, unsigned units, int timeoutMs,
                                        std::vector<std::string>* where = nullptr);
-
- private:
-  void stop();
   // Runs `command` in every guest at once (each on its own control port);
   // their outputs in guest order. Throws with the first failure.
   std::vector<std::string> onEveryGuest(const std::string& command, int timeoutMs);
+
+ private:
+  void stop();
 
   GuestLabSpec spec_;
   std::vector<std::unique_ptr<testing::GuestControl>> controls_;

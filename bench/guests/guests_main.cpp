@@ -129,6 +129,15 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
     }
     // hostd's word for an agent that did not answer a hint within its lease.
     sample.overdueAcks = countOccurrences(readWholeFile(settings.workDirectory + "/" + hostdLog), "not acknowledged in");
+    if (sample.overdueAcks > 0) {
+      // The agents' side of those episodes (each hint's arrival and apply
+      // time, in the guest's clock) beside hostd's log, to tell who waited.
+      const auto agentLogs = lab.onEveryGuest("cat /tmp/gb/agent.log", 60'000);
+      for (std::size_t guest = 0; guest < agentLogs.size(); ++guest)
+        writeWholeFile(settings.workDirectory + "/" + hostdLog.substr(0, hostdLog.size() - 4) + "-agent-" +
+                           std::to_string(guest + 1) + ".log",
+                       agentLogs[guest]);
+    }
     for (std::size_t guest = 0; guest < where.size(); ++guest) {
       WhereSample ran = parseWhere(where[guest]);
       ran.actuator = actuator;

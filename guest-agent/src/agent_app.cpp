@@ -10,6 +10,7 @@
 #include "vcpufold/agent/agent_daemon.h"
 #include "vcpufold/agent/cgroup_cpuset_actuator.h"
 #include "vcpufold/agent/kernel_actuator.h"
+#include "vcpufold/agent/kernel_class.h"
 #include "vcpufold/agent/metrics_textfile.h"
 #include "vcpufold/agent/own_priority.h"
 #include "vcpufold/agent/placement.h"
@@ -136,6 +137,17 @@ Expected<void> restoreEverything(const RootedFs& fs, spdlog::logger& log) {
   return {};
 }
 
+// The guest's kernel class for the actuator that folds it.
+KernelClass kernelClassOf(const RootedFs& fs, protocol::Actuator actuator) {
+  auto release = fs.readFile(paths::kProcOsRelease);
+  std::optional<std::string> text;
+  if (release) {
+    text = *release;
+    while (!text->empty() && (text->back() == '\n' || text->back() == ' ')) text->pop_back();
+  }
+  return classifyKernel(text, actuator);
+}
+
 // The configuration, or none after saying on stderr why not.
 std::optional<AgentConfig> configOrSay(const AgentOptions& options) {
   auto config = loadConfig(options);
@@ -153,8 +165,9 @@ int checkConfig(const AgentOptions& options) {
     return 1;
   }
   std::printf(
-      "configuration ok: interval %u ms, sample %u ms, actuator %s, fallback %s (high %u bp, low %u bp), port %s\n",
-      config->intervalMs, config->sampleMs, actuatorChoiceName(config->actuator),
+      "configuration ok: interval %u ms, sample %u ms, actuator %s, fold %s, fallback %s (high %u bp, low %u bp), "
+      "port %s\n",
+      config->intervalMs, config->sampleMs, actuatorChoiceName(config->actuator), foldDefaultName(config->foldDefault),
       config->fallbackEnabled ? "on" : "off", config->highThresholdBp, config->lowThresholdBp,
       config->port.empty() ? ("by name " + config->portName).c_str() : config->port.c_str());
   return 0;
@@ -226,6 +239,9 @@ int runAgent(const AgentOptions& options) {
     log->error("{}", actuator.error().message);
     return 1;
   }
+  const KernelClass kernelClass = kernelClassOf(fs, (*actuator)->kind());
+  const auto declined = autoFoldDeclined(kernelClass, config->foldDefault);
+  if (declined && !refusal) log->warn("{}", *declined);
   auto transport = makeTransport(fs, config->port, config->portName);
   if (!transport) {
     log->error("{}", transport.error().message);
@@ -238,6 +254,8 @@ int runAgent(const AgentOptions& options) {
                          std::move(*actuator),
                          std::move(*transport),
                          refusal,
+                         kernelClass,
+                         declined,
                          [options] { return loadConfig(options); },
                          log};
   return AgentDaemon(std::move(parts)).run();
@@ -281,6 +299,16 @@ int runOneshot(const AgentOptions& options) {
                         .c_str()
                   : "");
   if (!selection.notes.empty()) std::printf("               (%s)\n", selection.notes.c_str());
+  if (actuator) {
+    const KernelClass kernelClass = kernelClassOf(fs, (*actuator)->kind());
+    const auto declined = autoFoldDeclined(kernelClass, config->foldDefault);
+    const auto release = fs.readFile(paths::kProcOsRelease);
+    std::printf("kernel class   %s (%s): auto hints %s\n", kernelClassName(kernelClass),
+                release ? release->substr(0, release->find('\n')).c_str() : "release unreadable",
+                declined ? "acknowledged with all CPUs, not applied" : "fold it");
+    std::printf("               (%s%s)\n", evidenceFor(kernelClass).figures.c_str(),
+                config->foldDefault == FoldDefault::Always ? "; fold = always" : "");
+  }
   if (auto preferred = fs.readFile(paths::kCpuPreferred)) std::printf("kernel mask    %s", preferred->c_str());
   auto port = config->port.empty() ? findVirtioPort(fs, config->portName) : Expected<std::string>(config->port);
   std::printf("host channel   %s\n", port ? port->c_str() : port.error().message.c_str());

@@ -23,6 +23,7 @@ const std::set<std::string> kKnownKeys = {"agent.interval_ms",
                                           "agent.port",
                                           "agent.port_name",
                                           "agent.actuator",
+                                          "agent.fold",
                                           "agent.log_level",
                                           "agent.nice",
                                           "fallback.enabled",
@@ -64,6 +65,14 @@ Expected<AgentConfig> parseAgentConfig(std::string_view text, const std::string&
     }
   if (!knownActuator)
     problems.push_back("agent.actuator: \"" + actuator + "\" is not one of auto, kernel, cpuset, none");
+  std::string fold = foldDefaultName(config.foldDefault);
+  reader.string("agent.fold", fold);
+  if (fold == foldDefaultName(FoldDefault::Always))
+    config.foldDefault = FoldDefault::Always;
+  else if (fold == foldDefaultName(FoldDefault::ByEvidence))
+    config.foldDefault = FoldDefault::ByEvidence;
+  else
+    problems.push_back("agent.fold: \"" + fold + "\" is not one of by-evidence, always");
   reader.string("agent.log_level", config.logLevel);
   reader.signedInteger("agent.nice", config.nice, -20, 19);
   reader.boolean("fallback.enabled", config.fallbackEnabled);

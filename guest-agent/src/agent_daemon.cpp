@@ -32,12 +32,16 @@ protocol::SessionTime sessionTime(std::int64_t nowMs) {
 
 AgentDaemon::AgentDaemon(AgentDaemonParts parts)
     : parts_(std::move(parts)),
-      controller_(PlacementPlan(parts_.topology),
-                  FoldControllerConfig{!parts_.foldingRefused && parts_.config.fallbackEnabled,
-                                       StealLawConfig{parts_.config.intervalMs, parts_.config.highThresholdBp,
-                                                      parts_.config.lowThresholdBp}}),
+      controller_(PlacementPlan(parts_.topology), controllerConfig()),
       applied_(parts_.topology.online),
       session_(ownHello()) {}
+
+FoldControllerConfig AgentDaemon::controllerConfig() const {
+  // The fallback folds too: never where folding is refused or declined.
+  const bool allowed = !parts_.foldingRefused && !parts_.autoFoldDeclined && parts_.config.fallbackEnabled;
+  return FoldControllerConfig{
+      allowed, StealLawConfig{parts_.config.intervalMs, parts_.config.highThresholdBp, parts_.config.lowThresholdBp}};
+}
 
 AgentDaemon::~AgentDaemon() {
   if (signalFd_ >= 0) ::close(signalFd_);
@@ -64,11 +68,18 @@ int AgentDaemon::run() {
   auto& log = *parts_.log;
   log.info(
       "vcpufold-agent {} on {}: {} online CPUs in {} cores ({} per core), {} NUMA node(s), housekeeping {}; "
-      "actuator {}; fallback {}",
+      "actuator {}; fallback {}; kernel class {}: {}",
       kAgentVersion, parts_.transport->describe(), parts_.topology.online.size(), parts_.topology.cores.size(),
       parts_.topology.threadsPerCore, parts_.topology.numaNodes, protocol::formatCpuList(parts_.topology.housekeeping),
       protocol::actuatorName(parts_.actuator->kind()),
-      parts_.config.fallbackEnabled ? (parts_.foldingRefused ? "refused on this platform" : "on") : "off by config");
+      !parts_.config.fallbackEnabled ? "off by config"
+      : parts_.foldingRefused        ? "refused on this platform"
+      : parts_.autoFoldDeclined      ? "off (guest kernel class)"
+                                     : "on",
+      kernelClassName(parts_.kernelClass),
+      parts_.autoFoldDeclined ? *parts_.autoFoldDeclined
+                              : std::string("auto hints fold it (") + evidenceFor(parts_.kernelClass).figures +
+                                    (parts_.config.foldDefault == FoldDefault::Always ? "; fold = always" : "") + ")");
   if (auto stat = readStat()) lastStat_ = *stat;
   if (auto online = parts_.fs.readFile(paths::kCpuOnline)) onlineText_ = *online;
 
@@ -203,7 +214,19 @@ void AgentDaemon::onHint(const protocol::Hint& hint, std::int64_t nowMs) {
     // all online CPUs, actuator none.
     if (!std::exchange(refusalLogged_, true))
       parts_.log->warn("hints are acknowledged but not applied: {}", *parts_.foldingRefused);
-    apply(FoldDecision{parts_.topology.online, protocol::Control::None, *parts_.foldingRefused}, nowMs, hint.seq);
+    apply(FoldDecision{parts_.topology.online, protocol::Control::None, *parts_.foldingRefused}, nowMs, hint.seq,
+          protocol::Actuator::None);
+    return;
+  }
+  if (parts_.autoFoldDeclined && hint.policy == protocol::HintPolicy::Auto) {
+    // Not applied, but acknowledged at once with all online CPUs and
+    // actuator none; hello told the host why, so it counts the VM unfolded.
+    if (!std::exchange(declineLogged_, true))
+      parts_.log->info("hints of policy auto are acknowledged with all CPUs, not applied: {}",
+                       *parts_.autoFoldDeclined);
+    apply(controller_.unfolded("host hint seq " + std::to_string(hint.seq) + " (" + std::to_string(hint.vcpus) +
+                               " vCPUs) not applied: guest kernel class " + kernelClassName(parts_.kernelClass)),
+          nowMs, hint.seq, protocol::Actuator::None);
     return;
   }
   apply(controller_.onHint(hint, nowMs), nowMs, hint.seq);
@@ -255,13 +278,21 @@ void AgentDaemon::reload() {
   applied.steerHousekeeping = parts_.config.steerHousekeeping;
   parts_.config = applied;
   log.set_level(spdlog::level::from_str(applied.logLevel));
-  controller_.setConfig(
-      FoldControllerConfig{!parts_.foldingRefused && applied.fallbackEnabled,
-                           StealLawConfig{applied.intervalMs, applied.highThresholdBp, applied.lowThresholdBp}});
-  log.info("SIGHUP: configuration reloaded: interval {} ms, sample {} ms, fallback {} (high {} bp, low {} bp){}",
-           applied.intervalMs, applied.sampleMs, applied.fallbackEnabled ? "on" : "off", applied.highThresholdBp,
-           applied.lowThresholdBp,
+  const auto declined = autoFoldDeclined(parts_.kernelClass, applied.foldDefault);
+  const bool declineChanged = declined.has_value() != parts_.autoFoldDeclined.has_value();
+  parts_.autoFoldDeclined = declined;
+  declineLogged_ = false;
+  controller_.setConfig(controllerConfig());
+  log.info(
+      "SIGHUP: configuration reloaded: interval {} ms, sample {} ms, fallback {} (high {} bp, low {} bp), fold {}{}{}",
+      applied.intervalMs, applied.sampleMs, applied.fallbackEnabled ? "on" : "off", applied.highThresholdBp,
+      applied.lowThresholdBp, foldDefaultName(applied.foldDefault),
+      declineChanged ? (declined ? "; auto hints no longer fold this guest from the next one"
+                                 : "; auto hints fold this guest from the next one")
+                     : "",
            needsRestart ? "; changes to the port, actuator or cpuset settings take effect after a restart" : "");
+  // The host learns at once whether auto hints fold this guest.
+  if (declineChanged && parts_.transport->connected()) sendHello(monotonicMs());
 }
 
 void AgentDaemon::checkHotplug(std::int64_t nowMs) {
@@ -309,6 +340,8 @@ void AgentDaemon::writeMetricsTextfile(std::int64_t nowMs, bool running) {
   snapshot.running = running;
   snapshot.version = kAgentVersion;
   snapshot.actuator = parts_.actuator->kind();
+  snapshot.kernelClass = kernelClassName(parts_.kernelClass);
+  snapshot.foldsOnAutoHints = !parts_.foldingRefused && !parts_.autoFoldDeclined;
   snapshot.online = parts_.topology.online;
   snapshot.preferred = applied_;
   snapshot.control = appliedControl_;
@@ -327,7 +360,8 @@ void AgentDaemon::writeMetricsTextfile(std::int64_t nowMs, bool running) {
   }
 }
 
-void AgentDaemon::apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq) {
+void AgentDaemon::apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq,
+                        std::optional<protocol::Actuator> ackActuator) {
   auto& log = *parts_.log;
   const bool unfolded = decision.cpus == parts_.topology.online;
   auto result = unfolded ? parts_.actuator->release(nowMs) : parts_.actuator->apply(decision.cpus, nowMs);
@@ -351,12 +385,17 @@ void AgentDaemon::apply(const FoldDecision& decision, std::int64_t nowMs, std::o
   applied_ = decision.cpus;
   appliedControl_ = decision.control;
   session_.setOwnHello(ownHello());  // an answer to a host's hello says what is applied now
-  if (ackSeq) send(protocol::Ack{*ackSeq, applied_, parts_.actuator->kind()});
+  if (ackSeq) send(protocol::Ack{*ackSeq, applied_, ackActuator.value_or(parts_.actuator->kind())});
 }
 
 protocol::Hello AgentDaemon::ownHello() const {
-  protocol::AgentInfo info{parts_.topology.online, parts_.topology.threadsPerCore, parts_.topology.numaNodes,
-                           parts_.availableActuators, applied_};
+  protocol::AgentInfo info{parts_.topology.online,
+                           parts_.topology.threadsPerCore,
+                           parts_.topology.numaNodes,
+                           parts_.availableActuators,
+                           applied_,
+                           std::string(kernelClassName(parts_.kernelClass)),
+                           !parts_.foldingRefused && !parts_.autoFoldDeclined};
   return protocol::Hello{protocol::Role::Agent, supportedVersions(), std::string("vcpufold-agent ") + kAgentVersion,
                          info};
 }

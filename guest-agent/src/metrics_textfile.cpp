@@ -12,6 +12,11 @@ std::string formatMetricsTextfile(const AgentMetricsSnapshot& snapshot) {
            "version=\"" + prometheusLabelValue(snapshot.version) + "\",actuator=\"" +
                protocol::actuatorName(snapshot.actuator) + "\"",
            1);
+  w.family("vcpufold_agent_folds_on_auto_hints", "gauge",
+           "1 when the host's auto hints fold this guest; 0 when its kernel class (labelled) or platform is not "
+           "folded by default (docs/guest-agent.md).");
+  w.sample("vcpufold_agent_folds_on_auto_hints", "kernel_class=\"" + prometheusLabelValue(snapshot.kernelClass) + "\"",
+           snapshot.foldsOnAutoHints ? 1 : 0);
   w.family("vcpufold_agent_running", "gauge", "1 while the agent runs; 0 written as it stops (the guest unfolded).");
   w.sample("vcpufold_agent_running", "", snapshot.running ? 1 : 0);
   w.family("vcpufold_agent_online_cpus", "gauge", "Online CPUs of the guest.");

@@ -52,6 +52,23 @@ class FieldReader {
     return text;
   }
 
+  std::optional<bool> optionalBoolean(const char* name) const {
+    if (!has(name)) return std::nullopt;
+    const json& value = object_.at(name);
+    if (!value.is_boolean()) fail(name, "expected true or false");
+    return value.get<bool>();
+  }
+
+  // A name for logs and metric labels: lower-case letters, digits, '.' and '-'.
+  std::optional<std::string> optionalToken(const char* name, std::size_t maxBytes) const {
+    if (!has(name)) return std::nullopt;
+    std::string text = string(name, 1, maxBytes);
+    for (char c : text)
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-'))
+        fail(name, "only a-z, 0-9, '.' and '-' are allowed");
+    return text;
+  }
+
   CpuSet cpuList(const char* name, bool allowEmpty) const {
     const std::string text = string(name, 0, kMaxFrameBytes);
     auto cpus = parseCpuList(text);
@@ -183,6 +200,8 @@ void to_json(json& out, const Hello& message) {
     for (Actuator actuator : agent.actuators) actuators.push_back(actuatorName(actuator));
     out["actuators"] = std::move(actuators);
     out["preferred"] = formatCpuList(agent.preferred);
+    if (agent.kernelClass) out["kernel_class"] = *agent.kernelClass;
+    if (!agent.foldsOnAutoHints) out["auto_fold"] = false;
   }
 }
 
@@ -200,6 +219,8 @@ void from_json(const json& in, Hello& message) {
     agent.actuators = fields.enumArray("actuators", kActuators);
     agent.preferred = fields.cpuList("preferred", false);
     if (!agent.preferred.isSubsetOf(agent.online)) fields.fail("preferred", "not within online");
+    agent.kernelClass = fields.optionalToken("kernel_class", 32);
+    agent.foldsOnAutoHints = fields.optionalBoolean("auto_fold").value_or(true);
     message.agent = std::move(agent);
   }
 }

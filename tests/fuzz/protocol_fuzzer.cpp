@@ -43,7 +43,7 @@ void checkSessions(std::string_view first, std::string_view second) {
   const SessionTime start = SessionTime{} + std::chrono::hours(1);
   Session host(Hello{Role::Host, {1}, "fuzz", std::nullopt});
   Session agent(
-      Hello{Role::Agent, {1}, "fuzz", AgentInfo{CpuSet{0, 1, 2, 3}, 2, 1, {Actuator::Cpuset}, CpuSet{0, 1, 2, 3}}});
+      Hello{Role::Agent, {1}, "fuzz", AgentInfo{CpuSet{0, 1, 2, 3}, 2, 1, {Actuator::Cpuset}, CpuSet{0, 1, 2, 3}, std::nullopt, true}});
   host.setHint(Hint{0, 2, 3000, HintPolicy::Auto, "fuzz"}, start);
   host.open(start);
   agent.open(start);

@@ -333,6 +333,59 @@ TEST_F(AgentIntegration, SighupReloadsTheConfigurationOrKeepsTheRunningOne) {
   EXPECT_EQ(agent->waitExit(5000), 0);
 }
 
+TEST_F(AgentIntegration, AGuestKernelWithoutEvidenceIsNotFoldedByAutoHintsButIsByFixedOnesAndByFoldAlways) {
+  // A release that is no version: no measurement applies, so by evidence the
+  // default does not fold (kernel_class.h).
+  tree_.write("/proc/sys/kernel/osrelease", "homebrew\n");
+  auto agent = startAgent();
+  ChannelClient host;
+  const Hello hello = connect(host);
+  ASSERT_TRUE(hello.agent);
+  EXPECT_EQ(hello.agent->kernelClass, "unknown");
+  EXPECT_FALSE(hello.agent->foldsOnAutoHints);
+
+  // An auto hint: acknowledged at once with every CPU and actuator none, nothing folded.
+  ASSERT_TRUE(host.send(hint(1, 1)));
+  auto ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->seq, 1u);
+  EXPECT_EQ(ack->applied, CpuSet::range(0, 3));
+  EXPECT_EQ(ack->actuator, Actuator::None);
+  EXPECT_NE(cpusetCpus(), "0");
+  EXPECT_NE(tree_.read("/agent.log").find("acknowledged with all CPUs, not applied: guest kernel class unknown"),
+            std::string::npos)
+      << tree_.read("/agent.log");
+
+  // Policy fixed is the VM owner's explicit ask: folded.
+  ASSERT_TRUE(host.send(Hint{2, 1, 3000, HintPolicy::Fixed, "integration test"}));
+  ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->applied, (CpuSet{0}));
+  EXPECT_EQ(ack->actuator, Actuator::Cpuset);
+  EXPECT_EQ(cpusetCpus(), "0");
+  // Back to auto: unfolded again.
+  ASSERT_TRUE(host.send(hint(3, 1)));
+  ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->applied, CpuSet::range(0, 3));
+  EXPECT_NE(cpusetCpus(), "0");
+
+  // fold = "always" on reload: the host hears a new hello, and auto hints fold.
+  tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nsample_ms = 50\nfold = \"always\"\n");
+  agent->signal(SIGHUP);
+  const auto again = host.receiveType<Hello>(kWaitMs);
+  ASSERT_TRUE(again && again->agent) << tree_.read("/agent.log");
+  EXPECT_TRUE(again->agent->foldsOnAutoHints);
+  ASSERT_TRUE(host.send(hint(4, 1)));
+  ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->applied, (CpuSet{0}));
+  EXPECT_EQ(ack->actuator, Actuator::Cpuset);
+  EXPECT_EQ(cpusetCpus(), "0");
+  agent->signal(SIGTERM);
+  EXPECT_EQ(agent->waitExit(5000), 0);
+}
+
 TEST_F(AgentIntegration, ItRunsAtItsConfiguredNiceOrSaysWhyNot) {
   tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nsample_ms = 50\nnice = -7\n");
   auto agent = startAgent();
@@ -477,7 +530,8 @@ TEST_F(AgentIntegration, AnUnwritableMetricsTextfileIsLoggedOnceAndFoldingGoesOn
 // would on mkdir and rmdir.
 TEST(AgentHousekeepingIntegration, SteeredWhileFoldedAndPutBackByStopAndByRestore) {
   FixtureTree tree{"guest-stock-6.12-housekeeping"};
-  tree.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nsample_ms = 50\n");
+  // The steering is what is tested, whatever the 6.12 class's default.
+  tree.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nsample_ms = 50\nfold = \"always\"\n");
   tree.write("/sys/fs/cgroup/cgroup.procs", "");
   const std::string socket = (tree.root() / "agent.sock").string();
   const std::string log = (tree.root() / "agent.log").string();

@@ -127,7 +127,7 @@ class Peer {
   // A hello as the agent sends it: 0xFF first (protocol.md section 3).
   std::string agentHello() const {
     Hello hello{
-        Role::Agent, {1}, "test-agent", AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3)}};
+        Role::Agent, {1}, "test-agent", AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3), std::nullopt, true}};
     const std::string resync = behaviour_ == Behaviour::HelloNoResync ? "" : std::string(1, kResyncByte);
     return resync + *encodeMessage(hello, 1);
   }

@@ -80,7 +80,7 @@ class ScriptedGuest {
     const Hello hello{Role::Agent,
                       {1},
                       "scripted-agent",
-                      AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3)}};
+                      AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3), std::nullopt, true}};
     return std::string(1, kResyncByte) + *encodeMessage(hello, 1);
   }
 

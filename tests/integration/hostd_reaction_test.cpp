@@ -99,7 +99,7 @@ class SwingingAgent {
       const Hello hello{Role::Agent,
                         {1},
                         "swinging-agent",
-                        AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3)}};
+                        AgentInfo{CpuSet::range(0, 3), 1, 1, {Actuator::Cpuset}, CpuSet::range(0, 3), std::nullopt, true}};
       bool open = vcpufold::testing::sendAll(client, std::string(1, kResyncByte), stop_) && send(hello);
       FrameDecoder decoder;
       char buffer[8192];

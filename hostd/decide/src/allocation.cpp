@@ -181,6 +181,17 @@ Allocation allocate(const AllocationConfig& config, const PoolLayout& layout,
       case FoldMode::Auto:
         break;
     }
+    if (vm.autoFoldDeclinedClass) {
+      // The agent would acknowledge a smaller hint with all its CPUs: it is
+      // counted at its demand like a VM with policy off, and said so.
+      out.hint = vm.vcpus;
+      out.state = HintState{vm.vcpus, 0, std::nullopt};
+      out.reason = "not folded: guest kernel (" + *vm.autoFoldDeclinedClass +
+                   ", which its agent does not fold on auto hints): all " + std::to_string(vm.vcpus) +
+                   " vCPUs, counted at demand " + fixedDecimals(out.demand, 2);
+      result.vms.push_back(std::move(out));
+      continue;
+    }
     if (out.dedicated) {
       out.hint = vm.vcpus;
       out.state = HintState{vm.vcpus, 0, std::nullopt};

@@ -142,8 +142,11 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     demand.policy = vm.policy;
     demand.cooperative = row.channel.cooperative;
     demand.reachable = row.channel.state == ChannelState::Ready && row.channel.agentHello.has_value();
-    if (row.channel.agentHello && row.channel.agentHello->agent)
-      demand.threadsPerCore = row.channel.agentHello->agent->threadsPerCore;
+    if (row.channel.agentHello && row.channel.agentHello->agent) {
+      const protocol::AgentInfo& agent = *row.channel.agentHello->agent;
+      demand.threadsPerCore = agent.threadsPerCore;
+      if (!agent.foldsOnAutoHints) demand.autoFoldDeclinedClass = agent.kernelClass.value_or("unknown");
+    }
     demands.push_back(demand);
     report.vms.push_back(std::move(row));
   }

@@ -103,6 +103,9 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
       {"vcpufold_vm_applied_cpus", "gauge", "CPUs the agent reports applied for the last acknowledged hint."},
       {"vcpufold_vm_weight", "gauge", "The VM's weight on the cpu.weight scale."},
       {"vcpufold_vm_agent_cooperative", "gauge", "1 when an agent is connected and acknowledges hints."},
+      {"vcpufold_vm_agent_folds_on_auto_hints", "gauge",
+       "1 when the VM's agent folds on auto hints; 0 when it declines for its guest kernel class (labelled; "
+       "absent: no agent hello)."},
       {"vcpufold_vm_agent_steal_ratio", "gauge", "Steal the agent reports, as a ratio."},
       {"vcpufold_vm_protocol_errors_total", "counter", "Frames from the guest that were refused."},
       {"vcpufold_vm_channel_connects_total", "counter", "Connections made to the VM's channel."},
@@ -135,6 +138,11 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
         w.sample(name, labels, static_cast<double>(channel.lastAck->applied.size()));
       if (name == "vcpufold_vm_weight") w.sample(name, labels, vm.weight);
       if (name == "vcpufold_vm_agent_cooperative") w.sample(name, labels, channel.cooperative ? 1 : 0);
+      if (name == "vcpufold_vm_agent_folds_on_auto_hints" && channel.agentHello && channel.agentHello->agent) {
+        const auto& agent = *channel.agentHello->agent;
+        w.sample(name, labels + ",kernel_class=\"" + prometheusLabelValue(agent.kernelClass.value_or("unknown")) + "\"",
+                 agent.foldsOnAutoHints ? 1 : 0);
+      }
       if (name == "vcpufold_vm_agent_steal_ratio" && channel.lastStatus)
         w.sample(name, labels, channel.lastStatus->stealBp / 10000.0);
       if (name == "vcpufold_vm_protocol_errors_total")

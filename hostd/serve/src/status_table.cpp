@@ -11,7 +11,12 @@ namespace vcpufold::hostd {
 namespace {
 
 std::string agentColumn(const ChannelSnapshot& channel) {
-  if (channel.state == ChannelState::Ready) return channel.cooperative ? "ready" : "no-acks";
+  if (channel.state == ChannelState::Ready) {
+    if (!channel.cooperative) return "no-acks";
+    // Its agent acknowledges auto hints with all CPUs: not folded, by its guest kernel class.
+    const bool declines = channel.agentHello && channel.agentHello->agent && !channel.agentHello->agent->foldsOnAutoHints;
+    return declines ? "ready, not folded: guest kernel" : "ready";
+  }
   if (channel.state == ChannelState::Idle) return "-";  // not connected yet (or --oneshot)
   return channelStateName(channel.state);
 }

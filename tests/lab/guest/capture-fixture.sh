@@ -12,7 +12,7 @@ for path in /sys/devices/system/cpu/possible /sys/devices/system/cpu/present /sy
   /sys/devices/system/cpu/cpu*/topology/thread_siblings_list /sys/devices/system/cpu/cpu*/topology/core_cpus_list \
   /sys/devices/system/cpu/cpu*/topology/core_id /sys/devices/system/cpu/cpu*/topology/physical_package_id \
   /sys/devices/system/node/online /sys/devices/system/node/possible /sys/devices/system/node/has_cpu \
-  /sys/devices/system/node/node*/cpulist /proc/stat /proc/cmdline /proc/cpuinfo /proc/self/mountinfo /sys/class/virtio-ports/*/name \
+  /sys/devices/system/node/node*/cpulist /proc/stat /proc/sys/kernel/osrelease /proc/cmdline /proc/cpuinfo /proc/self/mountinfo /sys/class/virtio-ports/*/name \
   /sys/fs/cgroup/cgroup.controllers /sys/fs/cgroup/cgroup.subtree_control /sys/fs/cgroup/cpuset.cpus.effective \
   /sys/fs/cgroup/system.slice/cpuset.cpus /sys/fs/cgroup/system.slice/cpuset.cpus.effective \
   /sys/fs/cgroup/system.slice/cgroup.procs /sys/fs/cgroup/machine.slice/cpuset.cpus \

@@ -37,6 +37,7 @@ sample_ms = 100
 port = "unix-listen:/run/x.sock"
 port_name = "org.example.port"
 actuator = "cpuset"
+fold = "always"
 log_level = "debug"
 nice = 0
 [fallback]
@@ -63,6 +64,7 @@ textfile = "/var/lib/prometheus/node-exporter/vcpufold.prom"
   EXPECT_EQ(config->lowThresholdBp, 100u);
   EXPECT_FALSE(config->moveRootTasks);
   EXPECT_FALSE(config->steerHousekeeping);
+  EXPECT_EQ(config->foldDefault, FoldDefault::Always);
   EXPECT_EQ(config->metricsTextfile, "/var/lib/prometheus/node-exporter/vcpufold.prom");
 }
 
@@ -71,6 +73,18 @@ TEST(AgentConfig, HousekeepingIsSteeredByDefaultAndTheKeyTakesBooleansOnly) {
   auto bad = parseAgentConfig("[cpuset]\nsteer_housekeeping = \"yes\"\n", "agent.toml");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("cpuset.steer_housekeeping"), std::string::npos) << bad.error().message;
+}
+
+TEST(AgentConfig, FoldFollowsTheEvidenceByDefaultAndTakesTwoWords) {
+  EXPECT_EQ(parseAgentConfig("", "agent.toml")->foldDefault, FoldDefault::ByEvidence);
+  EXPECT_EQ(parseAgentConfig("[agent]\nfold = \"always\"\n", "agent.toml")->foldDefault, FoldDefault::Always);
+  EXPECT_EQ(parseAgentConfig("[agent]\nfold = \"by-evidence\"\n", "agent.toml")->foldDefault,
+            FoldDefault::ByEvidence);
+  for (const char* bad : {"fold = \"never\"", "fold = true", "fold = \"Always\""}) {
+    auto refused = parseAgentConfig(std::string("[agent]\n") + bad + "\n", "agent.toml");
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_NE(refused.error().message.find("agent.fold"), std::string::npos) << refused.error().message;
+  }
 }
 
 TEST(AgentConfig, TheMetricsTextfileIsOffByDefaultAndMustBeAnAbsoluteDotPromFile) {

@@ -53,6 +53,17 @@ TEST(MetricsTextfile, SaysWhatIsPreferredWhoDecidedAndTheLastHint) {
   EXPECT_TRUE(has(text, "# TYPE vcpufold_agent_cpu_preferred gauge"));
 }
 
+TEST(MetricsTextfile, SaysWhetherAutoHintsFoldThisGuestAndItsKernelClass) {
+  auto snapshot = foldedByTheHost();
+  snapshot.kernelClass = "stock-before-6.6";
+  EXPECT_TRUE(has("\n" + formatMetricsTextfile(snapshot),
+                  "vcpufold_agent_folds_on_auto_hints{kernel_class=\"stock-before-6.6\"} 1"));
+  snapshot.kernelClass = "stock-6.6-and-later";
+  snapshot.foldsOnAutoHints = false;
+  const std::string text = "\n" + formatMetricsTextfile(snapshot);
+  EXPECT_TRUE(has(text, "vcpufold_agent_folds_on_auto_hints{kernel_class=\"stock-6.6-and-later\"} 0")) << text;
+}
+
 TEST(MetricsTextfile, NoHintYetMeansNoHintSeries) {
   auto snapshot = foldedByTheHost();
   snapshot.lastHintSeq.reset();
@@ -75,7 +86,7 @@ TEST(MetricsTextfile, EveryFamilyHasItsHelpAndTypeOnceAndEverySampleAFamily) {
       EXPECT_TRUE(typed.count(name)) << line;
     }
   }
-  EXPECT_EQ(typed.size(), 11u);
+  EXPECT_EQ(typed.size(), 12u);
 }
 
 TEST(MetricsTextfile, ALabelValueCannotBreakTheFormat) {

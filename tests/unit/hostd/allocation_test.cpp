@@ -130,6 +130,33 @@ TEST(Allocation, PoliciesOffFixedGuestAndNoAgent) {
   EXPECT_NEAR(allocation.vms[1].demand, 2.0, 1e-9) << "a fixed VM cannot use more than its fixed size";
 }
 
+TEST(Allocation, AVmWhoseAgentDeclinesAutoHintsIsNotFoldedButCountedAtItsDemand) {
+  // Three busy VMs on 2 pCPUs; one guest's kernel class is not folded by default.
+  VmDemand declining = vm("stock612", 4, 4);
+  declining.autoFoldDeclinedClass = "stock-6.6-and-later";
+  const auto allocation =
+      allocate({}, 2, {declining, vm("b", 4, 4), vm("c", 4, 4)}, {}, Clock::time_point{});
+  EXPECT_TRUE(allocation.contention);
+  EXPECT_EQ(allocation.vms[0].hint, 4u) << allocation.vms[0].reason;
+  EXPECT_EQ(allocation.vms[0].reason.rfind("not folded: guest kernel (stock-6.6-and-later", 0), 0u)
+      << allocation.vms[0].reason;
+  EXPECT_NEAR(allocation.vms[0].demand, 4.0, 1e-9);
+  // The others are folded to their fair share, as beside a VM with policy off.
+  EXPECT_EQ(allocation.vms[1].hint, 1u) << allocation.vms[1].reason;
+  EXPECT_EQ(allocation.vms[2].hint, 1u) << allocation.vms[2].reason;
+
+  // Its policy fixed is an explicit ask: folded to the fixed size.
+  declining.policy.mode = FoldMode::Fixed;
+  declining.policy.fixedVcpus = 2;
+  const auto fixed = allocate({}, 2, {declining, vm("b", 4, 4)}, {}, Clock::time_point{});
+  EXPECT_EQ(fixed.vms[0].hint, 2u) << fixed.vms[0].reason;
+  EXPECT_NE(fixed.vms[0].reason.find("policy fixed"), std::string::npos) << fixed.vms[0].reason;
+
+  // Policy off stays off, and an agent that has not acknowledged stays hinted all.
+  declining.policy.mode = FoldMode::Off;
+  EXPECT_EQ(allocate({}, 2, {declining}, {}, Clock::time_point{}).vms[0].reason.rfind("policy off", 0), 0u);
+}
+
 TEST(Allocation, FoldAtOnceUnfoldAfterTheDelay) {
   const AllocationConfig config = delayTicks(3);
   std::map<std::string, HintState> state;

@@ -18,7 +18,8 @@ namespace {
 
 // Two 4-vCPU VMs on 2 pCPUs, both burning: "web" with a cooperative agent
 // that applied CPUs 0-1, and one with a hostile name and refused metadata.
-TickReport contendedReport() {
+// webDeclines: web's agent said in hello that auto hints do not fold its guest kernel class.
+TickReport contendedReport(bool webDeclines = false) {
   TickInputs inputs;
   inputs.poolCpus = 2;
   inputs.poolSource = "/sys/fs/cgroup/machine.slice/cpuset.cpus.effective";
@@ -48,6 +49,12 @@ TickReport contendedReport() {
       channel.lastStatus = status;
       channel.connects = 1;
       channel.hintsSent = 7;
+      protocol::AgentInfo agent;
+      agent.online = protocol::CpuSet::range(0, 3);
+      agent.preferred = agent.online;
+      agent.kernelClass = webDeclines ? "stock-6.6-and-later" : "stock-before-6.6";
+      agent.foldsOnAutoHints = !webDeclines;
+      channel.agentHello = protocol::Hello{protocol::Role::Agent, {1}, "vcpufold-agent", agent};
     } else {
       vm.policyError = "weight=\"0\" is out of range 1..10000";
     }
@@ -151,6 +158,30 @@ TEST(MetricsPage, PromtoolFindsNothingWrongAndTheValuesAreTheDecisions) {
   // A name with quotes, a backslash and a newline stays one label value.
   EXPECT_TRUE(has("vcpufold_vm_vcpus{vm=\"odd \\\"vm\\\"\\\\\\n\"} 4")) << page;
   EXPECT_TRUE(has("vcpufold_vm_agent_cooperative{vm=\"odd \\\"vm\\\"\\\\\\n\"} 0"));
+}
+
+TEST(StatusTable, AVmWhoseGuestKernelIsNotFoldedSaysSoInItsRowReasonAndMetrics) {
+  const TickReport report = contendedReport(true);
+  ASSERT_TRUE(report.vms[0].allocation.hint);
+  EXPECT_EQ(*report.vms[0].allocation.hint, 4u) << "not folded: all its vCPUs";
+  const auto lines = linesOf(renderStatusTable(report, true));
+  ASSERT_GE(lines.size(), 5u);
+  EXPECT_NE(lines[2].find("ready, not folded: guest kernel"), std::string::npos) << lines[2];
+  EXPECT_EQ(lines[4].rfind("web: not folded: guest kernel (stock-6.6-and-later", 0), 0u) << lines[4];
+
+  const std::string page = renderMetrics(report, TickDurationHistogram{}, DaemonCounters{});
+  const auto [status, output] = promtoolCheck(page);
+  EXPECT_EQ(status, 0) << output << "\n" << page;
+  EXPECT_NE(page.find("\nvcpufold_vm_agent_folds_on_auto_hints{vm=\"web\",kernel_class=\"stock-6.6-and-later\"} 0\n"),
+            std::string::npos)
+      << page;
+  // The other VM said no hello: no sample, rather than a made-up class.
+  EXPECT_EQ(page.find("vcpufold_vm_agent_folds_on_auto_hints{vm=\"odd"), std::string::npos) << page;
+  // And an agent that folds its class says 1.
+  const std::string folding = renderMetrics(contendedReport(false), TickDurationHistogram{}, DaemonCounters{});
+  EXPECT_NE(folding.find("\nvcpufold_vm_agent_folds_on_auto_hints{vm=\"web\",kernel_class=\"stock-before-6.6\"} 1\n"),
+            std::string::npos)
+      << folding;
 }
 
 TEST(MetricsPage, PromtoolCatchesABrokenPage) {

@@ -172,7 +172,7 @@ TickInputs idleButReporting(double reported, Clock::time_point reportedAt, bool 
     channel.state = ChannelState::Ready;
     channel.cooperative = cooperative;
     channel.agentHello = protocol::Hello{
-        protocol::Role::Agent, {1}, "agent", protocol::AgentInfo{protocol::CpuSet::range(0, 3), 1, 1, {}, {}}};
+        protocol::Role::Agent, {1}, "agent", protocol::AgentInfo{protocol::CpuSet::range(0, 3), 1, 1, {}, {}, std::nullopt, true}};
     channel.lastStatus = protocol::Status{reported, 0, 1000, protocol::CpuSet::range(0, 3), protocol::Control::Host};
     channel.lastStatusAt = reportedAt;
   }

@@ -16,7 +16,7 @@ namespace {
 
 Hello agentHello() {
   return Hello{Role::Agent, {1}, "vcpufold-agent 0.1.0",
-               AgentInfo{CpuSet::range(0, 3), 2, 1, {Actuator::Cpuset, Actuator::None}, CpuSet::range(0, 3)}};
+               AgentInfo{CpuSet::range(0, 3), 2, 1, {Actuator::Cpuset, Actuator::None}, CpuSet::range(0, 3), std::nullopt, true}};
 }
 
 std::vector<Message> oneOfEach() {
@@ -138,6 +138,50 @@ TEST(Codec, UnknownFieldsAreIgnored) {
   auto decoded = decodeMessage(frame.dump());
   ASSERT_TRUE(decoded) << decoded.error().describe();
   EXPECT_EQ(std::get<Hint>(decoded.value().message).seq, 7u);
+}
+
+TEST(Codec, AnAgentHelloMaySayItsKernelClassAndThatAutoHintsDoNotFoldIt) {
+  // Without the optional fields (an older agent): no class, auto hints fold it.
+  json frame = validJson("hello");
+  auto decoded = decodeMessage(frame.dump());
+  ASSERT_TRUE(decoded) << decoded.error().describe();
+  EXPECT_FALSE(std::get<Hello>(decoded.value().message).agent->kernelClass);
+  EXPECT_TRUE(std::get<Hello>(decoded.value().message).agent->foldsOnAutoHints);
+
+  // The wire names, read from text (not only a round trip of the encoder).
+  frame["kernel_class"] = "stock-6.6-and-later";
+  frame["auto_fold"] = false;
+  decoded = decodeMessage(frame.dump());
+  ASSERT_TRUE(decoded) << decoded.error().describe();
+  const AgentInfo& agent = *std::get<Hello>(decoded.value().message).agent;
+  EXPECT_EQ(agent.kernelClass, "stock-6.6-and-later");
+  EXPECT_FALSE(agent.foldsOnAutoHints);
+  frame["auto_fold"] = true;
+  decoded = decodeMessage(frame.dump());
+  ASSERT_TRUE(decoded) << decoded.error().describe();
+  EXPECT_TRUE(std::get<Hello>(decoded.value().message).agent->foldsOnAutoHints);
+
+  // The encoder writes both names, and auto_fold only when false.
+  Hello hello = agentHello();
+  hello.agent->kernelClass = "stock-before-6.6";
+  hello.agent->foldsOnAutoHints = false;
+  const json written = json::parse(encodeMessage(hello, kProtocolVersion).value());
+  EXPECT_EQ(written.at("kernel_class"), "stock-before-6.6");
+  EXPECT_EQ(written.at("auto_fold"), false);
+  hello.agent->foldsOnAutoHints = true;
+  EXPECT_FALSE(json::parse(encodeMessage(hello, kProtocolVersion).value()).contains("auto_fold"));
+
+  // A class is a name for logs and labels; auto_fold is a boolean.
+  for (const json& bad : {json("Stock 6.1"), json(""), json(std::string(33, 'a')), json("a\"b"), json(6)}) {
+    json broken = validJson("hello");
+    broken["kernel_class"] = bad;
+    EXPECT_EQ(mustFail(broken.dump()).field, "hello.kernel_class") << bad.dump();
+  }
+  for (const json& bad : {json(0), json("false"), json(nullptr)}) {
+    json broken = validJson("hello");
+    broken["auto_fold"] = bad;
+    EXPECT_EQ(mustFail(broken.dump()).field, "hello.auto_fold") << bad.dump();
+  }
 }
 
 TEST(Codec, UnknownTypeIsAnError) {
@@ -276,7 +320,10 @@ TEST(Codec, RandomMessagesRoundTripOrAreRefused) {
         message = Hello{Role::Agent, {static_cast<std::uint32_t>(pick(0, 2))}, "agent",
                         AgentInfo{CpuSet::range(0, online), static_cast<std::uint32_t>(pick(0, 9)),
                                   static_cast<std::uint32_t>(pick(0, 4)), {Actuator::None},
-                                  CpuSet::range(0, static_cast<unsigned>(pick(0, 70)))}};
+                                  CpuSet::range(0, static_cast<unsigned>(pick(0, 70))),
+                                  pick(0, 2) == 0 ? std::nullopt
+                                                  : std::optional<std::string>(std::string(pick(0, 40), 'k')),
+                                  pick(0, 1) == 1}};
       }
     }
     auto line = encodeMessage(message, kProtocolVersion);

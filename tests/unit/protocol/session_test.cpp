@@ -25,7 +25,7 @@ Hello hostHello(std::vector<std::uint32_t> versions = {1}) {
 Hello agentHello(std::vector<std::uint32_t> versions = {1}) {
   // 4 online vCPUs in 2 cores of 2 threads.
   return Hello{Role::Agent, std::move(versions), "vcpufold-agent test",
-               AgentInfo{CpuSet{0, 1, 2, 3}, 2, 1, {Actuator::Cpuset, Actuator::None}, CpuSet{0, 1, 2, 3}}};
+               AgentInfo{CpuSet{0, 1, 2, 3}, 2, 1, {Actuator::Cpuset, Actuator::None}, CpuSet{0, 1, 2, 3}, std::nullopt, true}};
 }
 
 std::string line(const Message& message) { return encodeMessage(message, 1).value(); }

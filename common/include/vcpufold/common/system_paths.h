@@ -7,6 +7,7 @@
 namespace vcpufold::paths {
 
 inline constexpr const char* kProcStat = "/proc/stat";
+inline constexpr const char* kProcOsRelease = "/proc/sys/kernel/osrelease";  // the running kernel release
 inline constexpr const char* kProcPressureCpu = "/proc/pressure/cpu";
 inline constexpr const char* kProcCpuinfo = "/proc/cpuinfo";
 inline constexpr const char* kProcMountinfo = "/proc/self/mountinfo";

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "vcpufold/agent/kernel_class.h"
 #include "vcpufold/common/expected.h"
 
 namespace vcpufold::agent {
@@ -22,6 +23,9 @@ struct AgentConfig {
   std::string port;                 // "" = find port_name in sysfs; a device path; or unix-listen:PATH
   std::string portName = "org.vcpufold.hint.0";
   ActuatorChoice actuator = ActuatorChoice::Auto;
+  // Whether auto hints fold this guest: "by-evidence" where the bench shows
+  // folding its kernel class gains (kernel_class.h), "always" on every class.
+  FoldDefault foldDefault = FoldDefault::ByEvidence;
   std::string logLevel = "info";  // trace, debug, info, warn, error
   int nice = -10;                 // the agent's own nice value, set at start; -20..19
   // [fallback]

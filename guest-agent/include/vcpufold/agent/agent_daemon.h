@@ -22,6 +22,7 @@
 #include "vcpufold/agent/agent_config.h"
 #include "vcpufold/agent/demand_watch.h"
 #include "vcpufold/agent/fold_controller.h"
+#include "vcpufold/agent/kernel_class.h"
 #include "vcpufold/agent/steal_law.h"
 #include "vcpufold/agent/topology.h"
 #include "vcpufold/agent/transport.h"
@@ -45,6 +46,12 @@ struct AgentDaemonParts {
   // Set on bare metal and Xen dom0: hints are acknowledged with all online
   // CPUs and actuator none, and the steal-time fallback never runs.
   std::optional<std::string> foldingRefused;
+  // The guest's kernel class (kernel_class.h). When auto hints do not fold it
+  // (autoFoldDeclined says why), they are acknowledged with all online CPUs
+  // and actuator none, and the steal-time fallback never runs; hints of
+  // policy fixed and off are applied as everywhere.
+  KernelClass kernelClass = KernelClass::Unknown;
+  std::optional<std::string> autoFoldDeclined;
   std::function<Expected<AgentConfig>()> reloadConfig;  // SIGHUP; none: reload is refused
   std::shared_ptr<spdlog::logger> log;
 };
@@ -66,7 +73,10 @@ class AgentDaemon {
   void onInterval(std::int64_t nowMs);
   void checkHotplug(std::int64_t nowMs);
   void reload();
-  void apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq);
+  [[nodiscard]] FoldControllerConfig controllerConfig() const;
+  // ackActuator: what the ack names (none when nothing was applied on purpose); default the actuator's kind.
+  void apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq,
+             std::optional<protocol::Actuator> ackActuator = std::nullopt);
   [[nodiscard]] protocol::Hello ownHello() const;
   void sendHello(std::int64_t nowMs);
   void send(const protocol::Message& message);
@@ -90,6 +100,7 @@ class AgentDaemon {
   protocol::Session session_;  // the protocol; this loop does the transport, timers and logs
   int signalFd_ = -1;
   bool refusalLogged_ = false;
+  bool declineLogged_ = false;
   std::string onlineText_;  // the online CPU list as last read, to notice hotplug
 };
 

@@ -18,6 +18,8 @@ struct AgentMetricsSnapshot {
   bool running = true;
   std::string version;
   protocol::Actuator actuator = protocol::Actuator::None;
+  std::string kernelClass = "unknown";  // kernel_class.h
+  bool foldsOnAutoHints = true;         // false: the class (or the platform) is not folded on auto hints
   protocol::CpuSet online;
   protocol::CpuSet preferred;
   protocol::Control control = protocol::Control::None;

@@ -28,6 +28,12 @@ struct AgentInfo {
   std::uint32_t numaNodes = 1;        // guest NUMA nodes with CPUs
   std::vector<Actuator> actuators;    // usable on this guest, best first
   CpuSet preferred;                   // preferred CPUs at the time of hello
+  // Optional fields (an older agent sends neither): the guest's kernel class
+  // ("stock-6.6-and-later"; lower-case letters, digits, '.' and '-') and
+  // whether hints of policy auto fold it (false: acknowledged with all CPUs
+  // and actuator none, because the bench shows folding that class losing).
+  std::optional<std::string> kernelClass;
+  bool foldsOnAutoHints = true;
   friend bool operator==(const AgentInfo&, const AgentInfo&) = default;
 };
 

@@ -25,7 +25,9 @@
 //   a dedicated VM (each vCPU pinned to a pCPU of its own) is never folded
 //   VMs without a working agent, and VMs whose policy is off, fixed or guest,
 //   take part at their demand and keep their own entitlement; only the
-//   cooperative ones are folded. An agent that is connected but has not
+//   cooperative ones are folded; so do VMs whose agent declines auto hints
+//   for its guest kernel class (kernel_class.h; hinted all their vCPUs, as
+//   with policy off, unless their policy is fixed). An agent that is connected but has not
 //   acknowledged a hint (or stopped acknowledging) is hinted all its vCPUs,
 //   which folds nothing, until it acknowledges. docs/allocation.md explains why.
 
@@ -53,6 +55,9 @@ struct VmDemand {
   FoldPolicy policy;
   bool cooperative = false;  // an agent is connected and acknowledges hints
   bool reachable = false;    // an agent is connected and said hello (acknowledging or not)
+  // Set when the agent said in hello that auto hints do not fold its guest
+  // (its kernel class, which the bench shows losing): the class's name.
+  std::optional<std::string> autoFoldDeclinedClass;
 };
 
 // What allocation remembers about a VM from one tick to the next.

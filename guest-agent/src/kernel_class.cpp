@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "vcpufold/agent/kernel_class.h"
+
+#include <charconv>
+
+namespace vcpufold::agent {
+namespace {
+
+// "6.12.118+deb12-cloud-amd64" -> {6, 12}; none unless it starts "N.M".
+std::optional<std::pair<unsigned, unsigned>> majorMinor(std::string_view release) {
+  unsigned major = 0, minor = 0;
+  const char* end = release.data() + release.size();
+  auto [afterMajor, majorError] = std::from_chars(release.data(), end, major);
+  if (majorError != std::errc{} || afterMajor == end || *afterMajor != '.') return std::nullopt;
+  auto [afterMinor, minorError] = std::from_chars(afterMajor + 1, end, minor);
+  if (minorError != std::errc{} || afterMinor == afterMajor + 1) return std::nullopt;
+  return std::pair{major, minor};
+}
+
+}  // namespace
+
+const char* kernelClassName(KernelClass kernelClass) {
+  switch (kernelClass) {
+    case KernelClass::PreferredCpus:
+      return "preferred-cpus";
+    case KernelClass::StockBefore66:
+      return "stock-before-6.6";
+    case KernelClass::Stock66AndLater:
+      return "stock-6.6-and-later";
+    case KernelClass::Unknown:
+      break;
+  }
+  return "unknown";
+}
+
+KernelClass classifyKernel(const std::optional<std::string>& release, protocol::Actuator actuator) {
+  // The kernel actuator exists only where the kernel has preferred CPUs.
+  if (actuator == protocol::Actuator::Kernel) return KernelClass::PreferredCpus;
+  if (!release) return KernelClass::Unknown;
+  const auto version = majorMinor(*release);
+  if (!version) return KernelClass::Unknown;
+  // 6.6 replaced CFS with EEVDF: the scheduler a folded guest's tasks meet.
+  const bool eevdf = version->first > 6 || (version->first == 6 && version->second >= 6);
+  return eevdf ? KernelClass::Stock66AndLater : KernelClass::StockBefore66;
+}
+
+ClassEvidence evidenceFor(KernelClass kernelClass) {
+  // docs/performance.md, "At a glance": vcpufold / unfolded, paired, with the
+  // housekeeping steering on. Change a line here only with a new run there.
+  switch (kernelClass) {
+    case KernelClass::PreferredCpus:
+      return {true, "patched 6.12, kernel actuator: hackbench 1.43 [1.35, 1.81], compute 1.02 [0.94, 1.33]"};
+    case KernelClass::StockBefore66:
+      return {true, "stock 6.1, cpuset actuator: hackbench 1.04 [1.01, 1.67], compute 0.94 [0.68, 1.05]"};
+    case KernelClass::Stock66AndLater:
+      return {false, "stock 6.12, cpuset actuator: compute 0.75 [0.57, 0.93] of unfolded"};
+    case KernelClass::Unknown:
+      break;
+  }
+  return {false, "the kernel release could not be read, so no measurement applies"};
+}
+
+const char* foldDefaultName(FoldDefault setting) { return setting == FoldDefault::Always ? "always" : "by-evidence"; }
+
+std::optional<std::string> autoFoldDeclined(KernelClass kernelClass, FoldDefault setting) {
+  if (setting == FoldDefault::Always) return std::nullopt;
+  const ClassEvidence evidence = evidenceFor(kernelClass);
+  if (evidence.foldsByDefault) return std::nullopt;
+  return std::string("guest kernel class ") + kernelClassName(kernelClass) + " is not folded by default (" +
+         evidence.figures + "); policy fixed, or [agent] fold = \"always\", folds it";
+}
+
+}  // namespace vcpufold::agent
