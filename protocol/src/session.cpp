@@ -220,7 +220,7 @@ void Session::refuse(const std::string& why, std::optional<std::uint64_t> seq, S
   }
 }
 
-SessionOutput Session::tick(SessionTime now) {
+SessionOutput Session::tick(SessionTime now, bool peerBytesWaiting) {
   SessionOutput out;
   if (!isHost_ || !open_) return out;
   // An agent's answer can be lost to the discard after opening (an agent that
@@ -230,7 +230,10 @@ SessionOutput Session::tick(SessionTime now) {
     if (now - helloSentAt_ >= limits_.helloRepeat) sayHelloInto(now, out);
     return out;
   }
-  if (oldestUnackedSeq_ && now - oldestUnackedAt_ > limits_.ackTimeout && !overdue_) {
+  const bool pastDeadline = oldestUnackedSeq_ && now - oldestUnackedAt_ > limits_.ackTimeout && !overdue_;
+  if (pastDeadline && peerBytesWaiting && judgementDeferredFor_ != oldestUnackedSeq_) {
+    judgementDeferredFor_ = oldestUnackedSeq_;  // read what came first; the next tick judges
+  } else if (pastDeadline) {
     overdue_ = true;
     cooperative_ = false;
     out.events.push_back(event(SessionEvent::Kind::AckOverdue, "hint seq " + std::to_string(*oldestUnackedSeq_) +

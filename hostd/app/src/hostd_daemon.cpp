@@ -91,6 +91,7 @@ struct HostdDaemon::Impl {
   std::unique_ptr<MetricsServer> metrics;
   std::unique_ptr<ControlServer> control;
   std::chrono::steady_clock::time_point nextTick;
+  std::chrono::steady_clock::time_point scheduledTick;  // when the tick in progress was due
   bool watchdog = false;
 
   spdlog::logger& log() { return *parts.log; }
@@ -324,7 +325,8 @@ struct HostdDaemon::Impl {
       decide(now);
     }
     counters.snapshotAgeSeconds = snapshot ? msBetween(snapshot->takenAt, now) / 1000.0 : 0.0;
-    for (auto& [name, session] : sessions) session->tick();
+    const auto late = std::chrono::duration_cast<std::chrono::milliseconds>(now - scheduledTick);
+    for (auto& [name, session] : sessions) session->tick(std::max(late, std::chrono::milliseconds(0)));
     // The loop that proves liveness is the loop that does the work: a wedged
     // control thread misses its pings and systemd restarts the daemon.
     if (watchdog) sd_notify(0, "WATCHDOG=1");
@@ -334,6 +336,7 @@ struct HostdDaemon::Impl {
     nextTick += interval();
     // After a stall (suspend, a debugger) start afresh instead of ticking in a burst.
     if (nextTick < Clock::now()) nextTick = Clock::now();
+    scheduledTick = nextTick;
     tickTimer.expires_at(nextTick);
     tickTimer.async_wait([this](const boost::system::error_code& error) {
       if (error) return;

@@ -75,6 +75,8 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   bool stopped = true;
 
   protocol::Session session;  // the protocol; this shell does the socket, timers and logs
+  std::chrono::milliseconds tickLate{0};  // of the tick in progress, for its log lines
+  std::size_t bytesWaitingAtTick = 0;
   std::array<char, 8192> readBuffer{};
   std::deque<protocol::OutboundFrame> outbound;
   bool writing = false;
@@ -243,7 +245,9 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
         retryLater(limits.penalty, "penalty");
         break;
       case Kind::AckOverdue:
-        say(event.text + ": not cooperative, counted at its demand");
+        // Which side was late: bytes left unread and a late tick point at this host.
+        say(event.text + ": not cooperative, counted at its demand (" + std::to_string(bytesWaitingAtTick) +
+            " bytes from the guest unread, this tick " + std::to_string(tickLate.count()) + " ms behind schedule)");
         break;
       case Kind::AcknowledgesAgain:
         say("the agent acknowledges again");
@@ -340,8 +344,15 @@ void ChannelSession::setHint(std::optional<protocol::Hint> hint) {
   impl_->handle(impl_->session.setHint(std::move(hint), Clock::now()));
 }
 
-void ChannelSession::tick() {
-  if (!impl_->stopped) impl_->handle(impl_->session.tick(Clock::now()));
+void ChannelSession::tick(std::chrono::milliseconds late) {
+  if (impl_->stopped) return;
+  // Bytes the guest sent that this loop has not read yet: an acknowledgement
+  // among them was not late, this loop was.
+  boost::system::error_code ignored;
+  const std::size_t waiting = impl_->socket.is_open() ? impl_->socket.available(ignored) : 0;
+  impl_->tickLate = late;
+  impl_->bytesWaitingAtTick = waiting;
+  impl_->handle(impl_->session.tick(Clock::now(), waiting > 0));
 }
 
 void ChannelSession::onStatus(StatusHandler handler) { impl_->statusHandler = std::move(handler); }

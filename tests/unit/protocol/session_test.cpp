@@ -180,6 +180,32 @@ TEST(HostSession, AnOverdueAckEndsCooperationUntilTheAgentAcknowledgesAgain) {
   EXPECT_TRUE(ready.host.cooperative());
 }
 
+TEST(HostSession, AnAnswerWaitingUnreadWhenTheDeadlinePassesIsReadBeforeTheJudgement) {
+  ReadyHost ready;
+  ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
+  auto out = ready.host.tick(kStart + milliseconds(1000));
+  const std::uint64_t renewed = std::get<Hint>(written(out)[0].message).seq;
+  // The host's own loop ran late: past the deadline, with the agent's bytes unread.
+  out = ready.host.tick(kStart + milliseconds(4500), true);
+  EXPECT_EQ(find(out, Kind::AckOverdue), nullptr) << "judged after the waiting bytes are read";
+  EXPECT_TRUE(ready.host.cooperative());
+  // They held the answer: no overdue at all.
+  ready.host.feed(line(Ack{renewed, CpuSet{0, 1}, Actuator::Cpuset}), kStart + milliseconds(4501));
+  EXPECT_EQ(find(ready.host.tick(kStart + milliseconds(5500)), Kind::AckOverdue), nullptr);
+  EXPECT_TRUE(ready.host.cooperative());
+}
+
+TEST(HostSession, BytesKeptWaitingPutTheJudgementOffOneTickOnly) {
+  ReadyHost ready;
+  ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
+  ready.host.tick(kStart + milliseconds(1000));
+  EXPECT_EQ(find(ready.host.tick(kStart + milliseconds(4500), true), Kind::AckOverdue), nullptr);
+  // A guest that keeps bytes waiting (a flood the read rate holds back) gains no more.
+  const auto out = ready.host.tick(kStart + milliseconds(5500), true);
+  EXPECT_NE(find(out, Kind::AckOverdue), nullptr);
+  EXPECT_FALSE(ready.host.cooperative());
+}
+
 TEST(HostSession, ALateAnswerToAnEarlierHintDoesNotEndAnOverdueWait) {
   ReadyHost ready;
   ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);

@@ -102,7 +102,12 @@ class Session {
   SessionOutput feed(std::string_view bytes, SessionTime now);
   // Timers. Host: hello again while unanswered, the ack deadline, and the
   // current hint sent again (its lease renewed). Agent: nothing.
-  SessionOutput tick(SessionTime now);
+  // peerBytesWaiting: the owner has bytes from the agent it has not fed yet
+  // (its own loop ran late). A deadline that passed meanwhile is then judged
+  // at the next tick, once per hint, so an answer that arrived in time but
+  // was not read yet does not count as late; a peer that keeps bytes waiting
+  // gains one tick, no more.
+  SessionOutput tick(SessionTime now, bool peerBytesWaiting = false);
 
   // Host: the hint in force; sent at once when its vCPUs or policy changed,
   // else with the next tick. Its seq is the session's to give.
@@ -156,6 +161,7 @@ class Session {
   std::optional<std::uint64_t> oldestUnackedSeq_;
   SessionTime oldestUnackedAt_{};
   bool overdue_ = false;
+  std::optional<std::uint64_t> judgementDeferredFor_;  // the hint whose overdue judgement waited a tick
   bool cooperative_ = false;
   std::optional<Ack> lastAck_;
   SessionTime errorWindowStart_{};

@@ -60,7 +60,9 @@ class ChannelSession {
   // seq is assigned here. nullopt: stop hinting (the lease then runs out).
   void setHint(std::optional<protocol::Hint> hint);
   // Called once per tick: re-sends the hint (lease renewal), updates cooperation.
-  void tick();
+  // late: how far behind its schedule the control thread runs this tick (said
+  // with an overdue acknowledgement, to tell a late host from a late guest).
+  void tick(std::chrono::milliseconds late = std::chrono::milliseconds(0));
   // Runs on the io_context after every status the agent sends (the snapshot
   // already has it). It must not block; it may schedule work.
   using StatusHandler = std::function<void(const protocol::Status&)>;
