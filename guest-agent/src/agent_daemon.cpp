@@ -224,9 +224,14 @@ void AgentDaemon::onHint(const protocol::Hint& hint, std::int64_t nowMs) {
     if (!std::exchange(declineLogged_, true))
       parts_.log->info("hints of policy auto are acknowledged with all CPUs, not applied: {}",
                        *parts_.autoFoldDeclined);
-    apply(controller_.unfolded("host hint seq " + std::to_string(hint.seq) + " (" + std::to_string(hint.vcpus) +
-                               " vCPUs) not applied: guest kernel class " + kernelClassName(parts_.kernelClass)),
-          nowMs, hint.seq, protocol::Actuator::None);
+    // As a hint of every CPU: its lease replaces any earlier (fixed) one,
+    // which would otherwise fold again at the next interval.
+    protocol::Hint everyCpu = hint;
+    everyCpu.vcpus = static_cast<std::uint32_t>(parts_.topology.online.size());
+    FoldDecision decision = controller_.onHint(everyCpu, nowMs);
+    decision.reason = "host hint seq " + std::to_string(hint.seq) + " (" + std::to_string(hint.vcpus) +
+                      " vCPUs) not applied: guest kernel class " + kernelClassName(parts_.kernelClass);
+    apply(decision, nowMs, hint.seq, protocol::Actuator::None);
     return;
   }
   apply(controller_.onHint(hint, nowMs), nowMs, hint.seq);
@@ -235,7 +240,19 @@ void AgentDaemon::onHint(const protocol::Hint& hint, std::int64_t nowMs) {
                     static_cast<double>(receivedNs) / 1e6, static_cast<double>(monotonicNs() - receivedNs) / 1e6);
 }
 
+void AgentDaemon::doDeferredWork(std::int64_t nowMs) {
+  if (!parts_.actuator->hasDeferredWork()) return;
+  auto done = parts_.actuator->doDeferredWork(nowMs);
+  if (!done)
+    parts_.log->warn("finishing the fold onto {}: {}", protocol::formatCpuList(applied_), done.error().message);
+  else if (done->changed)
+    parts_.log->info("finishing the fold onto {} via {}: {}", protocol::formatCpuList(applied_),
+                     protocol::actuatorName(parts_.actuator->kind()), done->detail);
+}
+
 void AgentDaemon::onSample(std::int64_t nowMs) {
+  // What a fold left for after its answer, a slice per sample.
+  doDeferredWork(nowMs);
   auto text = parts_.fs.readFile(paths::kProcStat);
   if (!text) return;
   auto sample = parseProcStat(*text);

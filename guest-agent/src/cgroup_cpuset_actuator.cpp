@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/process_stat.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/protocol/cpulist.h"
@@ -89,8 +90,9 @@ Expected<std::string> CgroupCpusetActuator::findUsableRoot(const RootedFs& fs) {
   return *root;
 }
 
-CgroupCpusetActuator::CgroupCpusetActuator(KnobWriter& knobs, std::string cgroupRoot, bool moveRootTasks)
-    : knobs_(knobs), moveRootTasks_(moveRootTasks) {
+CgroupCpusetActuator::CgroupCpusetActuator(KnobWriter& knobs, std::string cgroupRoot, bool moveRootTasks,
+                                           std::int64_t sliceMs)
+    : knobs_(knobs), moveRootTasks_(moveRootTasks), sliceMs_(sliceMs) {
   state_ = loadState(knobs_.fs()).value_or(State{});
   state_.cgroupRoot = std::move(cgroupRoot);
 }
@@ -131,16 +133,23 @@ Expected<bool> CgroupCpusetActuator::ensureCpusetEnabled() {
   return true;
 }
 
+Expected<void> CgroupCpusetActuator::ensureFoldCgroup() {
+  const std::string fold = state_.cgroupRoot + "/" + kFoldCgroupName;
+  if (knobs_.fs().isDirectory(fold)) return {};
+  state_.createdFoldCgroup = true;
+  if (auto saved = saveState(); !saved) return saved.error();
+  return knobs_.fs().makeDirectory(fold);
+}
+
 Expected<int> CgroupCpusetActuator::moveRootTasks() {
   const std::string fold = state_.cgroupRoot + "/" + kFoldCgroupName;
-  if (!knobs_.fs().isDirectory(fold)) {
-    state_.createdFoldCgroup = true;
-    if (auto saved = saveState(); !saved) return saved.error();
-    if (auto made = knobs_.fs().makeDirectory(fold); !made) return made.error();
-  }
   auto procs = knobs_.fs().readFile(state_.cgroupRoot + "/cgroup.procs");
   if (!procs) return procs.error();
+  // Each move waits for the kernel (an RCU grace period, slow while the
+  // preferred CPUs are flooded): a slice at a time, at least one task each.
+  const std::int64_t until = monotonicMs() + sliceMs_;
   int moved = 0;
+  movesPending_ = false;
   // The agent itself stays out: folded onto one busy CPU it would answer the
   // host late and be taken for a broken agent.
   const std::string self = std::to_string(::getpid());
@@ -148,10 +157,32 @@ Expected<int> CgroupCpusetActuator::moveRootTasks() {
     if (pid == "1" || pid == self) continue;
     auto stat = knobs_.fs().readFile(std::string(paths::kProcDir) + "/" + pid + "/stat");
     if (!stat || isKernelThread(*stat)) continue;  // gone, or a kernel thread
+    if (moved > 0 && monotonicMs() >= until) {
+      movesPending_ = true;
+      break;
+    }
     // A task may exit between the read and the write: not an error.
     if (knobs_.fs().writeExisting(fold + "/cgroup.procs", pid)) ++moved;
   }
   return moved;
+}
+
+std::string CgroupCpusetActuator::movedText(int moved) const {
+  return "moved " + std::to_string(moved) + " tasks into " + kFoldCgroupName +
+         (movesPending_ ? " (more follow, a slice at a time)" : "");
+}
+
+Expected<ApplyResult> CgroupCpusetActuator::doDeferredWork(std::int64_t) {
+  ApplyResult result;
+  if (!movesPending_) return result;
+  auto moved = moveRootTasks();
+  if (!moved) {
+    movesPending_ = false;
+    return moved.error().withContext("move root tasks");
+  }
+  result.changed = *moved > 0;
+  if (*moved > 0) result.detail = movedText(*moved);
+  return result;
 }
 
 Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, std::int64_t nowMs) {
@@ -161,20 +192,14 @@ Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, std::int64
   if (!enabled) return enabled.error().withContext("enable cpuset");
   result.changed = *enabled;
 
-  if (moveRootTasks_) {
-    auto moved = moveRootTasks();
-    if (!moved) return moved.error().withContext("move root tasks");
-    if (*moved > 0) {
-      result.changed = true;
-      result.detail += "moved " + std::to_string(*moved) + " tasks into " + kFoldCgroupName + "; ";
-    }
-  }
+  if (moveRootTasks_)
+    if (auto made = ensureFoldCgroup(); !made) return made.error().withContext("make " + std::string(kFoldCgroupName));
 
   std::optional<Error> firstError;
   std::vector<std::string> written;
   for (const auto& name : knobs_.fs().listDirectory(state_.cgroupRoot)) {
     const std::string cgroup = state_.cgroupRoot + "/" + name;
-    if (!knobs_.fs().isDirectory(cgroup) || foreign_.count(name)) continue;
+    if (!knobs_.fs().isDirectory(cgroup) || foreign_.count(name) || name == kParkedCgroupName) continue;
     if (!state_.managed.count(name)) {
       auto own = knobs_.fs().readFile(cgroup + "/cpuset.cpus");
       if (!own) continue;  // no cpuset files yet: the controller is not enabled above it
@@ -201,6 +226,16 @@ Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, std::int64
     for (const auto& name : written) result.detail += " " + name;
   }
   if (firstError) return *firstError;
+  // The cgroups hold their new set already; root tasks follow, one slice
+  // now and the rest as deferred work once the hint is answered.
+  if (moveRootTasks_) {
+    auto moved = moveRootTasks();
+    if (!moved) return moved.error().withContext("move root tasks");
+    if (*moved > 0) {
+      result.changed = true;
+      result.detail += (result.detail.empty() || result.detail.back() == ' ' ? "" : "; ") + movedText(*moved);
+    }
+  }
   return result;
 }
 
@@ -211,6 +246,7 @@ Expected<ApplyResult> CgroupCpusetActuator::release(std::int64_t) {
 }
 
 Expected<void> CgroupCpusetActuator::restore() {
+  movesPending_ = false;
   auto restored = restoreFromState(knobs_.fs());
   foreign_.clear();
   // On failure the state file still says what is left to undo; keep following it.

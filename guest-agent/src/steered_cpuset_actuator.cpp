@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/agent/steered_cpuset_actuator.h"
 
+#include <utility>
+
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/protocol/cpulist.h"
 
@@ -10,10 +12,17 @@ SteeredCpusetActuator::SteeredCpusetActuator(std::unique_ptr<Actuator> inner, Kn
                                              std::string cgroupRoot, int ownPid)
     : inner_(std::move(inner)), steering_(knobs, std::move(cgroupRoot), ownPid), fs_(knobs.fs()) {}
 
-Expected<ApplyResult> SteeredCpusetActuator::apply(const CpuSet& cpus, std::int64_t nowMs) {
+Expected<ApplyResult> SteeredCpusetActuator::steer(const CpuSet& cpus, std::int64_t nowMs) {
   auto onlineText = fs_.readFile(paths::kCpuOnline);
   auto online = onlineText ? protocol::parseCpuListFile(*onlineText) : Expected<CpuSet>(onlineText.error());
   if (!online) return online.error().withContext("read online CPUs");
+  auto steered = steering_.apply(cpus, *online, nowMs);
+  if (!steered) return steered.error().withContext("housekeeping");
+  return steered;
+}
+
+Expected<ApplyResult> SteeredCpusetActuator::apply(const CpuSet& cpus, std::int64_t nowMs) {
+  const bool newFold = !applied_ || *applied_ != cpus;
   // The parked CPUs are exclusive to their partition: it goes before the
   // inner actuator writes another set into the other cgroups.
   if (applied_ && *applied_ != cpus)
@@ -21,16 +30,30 @@ Expected<ApplyResult> SteeredCpusetActuator::apply(const CpuSet& cpus, std::int6
   auto folded = inner_->apply(cpus, nowMs);
   if (!folded) return folded;
   applied_ = cpus;
-  auto steered = steering_.apply(cpus, *online, nowMs);
-  if (!steered) return steered.error().withContext("housekeeping");
+  if (newFold || steeringPending_) {
+    steeringPending_ = cpus;  // after the answer (doDeferredWork)
+    return folded;
+  }
+  // The same fold again (every interval): read-compare-write, nothing to wait for.
+  auto steered = steer(cpus, nowMs);
+  if (!steered) return steered;
   ApplyResult result = *folded;
   result.changed = result.changed || steered->changed;
   if (!steered->detail.empty()) result.detail += (result.detail.empty() ? "" : "; ") + steered->detail;
   return result;
 }
 
+Expected<ApplyResult> SteeredCpusetActuator::doDeferredWork(std::int64_t nowMs) {
+  // The user tasks first (the fold's purpose), then the housekeeping.
+  if (inner_->hasDeferredWork()) return inner_->doDeferredWork(nowMs);
+  if (!steeringPending_) return ApplyResult{};
+  const CpuSet cpus = *std::exchange(steeringPending_, std::nullopt);
+  return steer(cpus, nowMs);
+}
+
 Expected<ApplyResult> SteeredCpusetActuator::release(std::int64_t nowMs) {
   applied_.reset();
+  steeringPending_.reset();
   auto steered = steering_.release();
   auto released = inner_->release(nowMs);
   if (!steered) return steered.error().withContext("housekeeping");
@@ -43,6 +66,7 @@ Expected<ApplyResult> SteeredCpusetActuator::release(std::int64_t nowMs) {
 
 Expected<void> SteeredCpusetActuator::restore() {
   applied_.reset();
+  steeringPending_.reset();
   auto steered = steering_.release();
   auto restored = inner_->restore();
   if (!steered) return steered.error().withContext("housekeeping");

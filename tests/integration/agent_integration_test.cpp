@@ -36,7 +36,8 @@ constexpr const char* kStateFile = "/run/vcpufold/cpuset-state.json";
 class AgentIntegration : public ::testing::Test {
  protected:
   void SetUp() override {
-    tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nsample_ms = 50\n");
+    // Folding itself is under test here, whatever the fixture kernel's class default (kernel_class.h).
+    tree_.write("/etc/vcpufold/agent.toml", "[agent]\nfold = \"always\"\ninterval_ms = 200\nsample_ms = 50\n");
     tree_.write("/sys/fs/cgroup/cgroup.procs",
                 "");  // no user tasks in the root cgroup
     tree_.write(kSystemSliceCpus, "\n");
@@ -315,13 +316,13 @@ TEST_F(AgentIntegration, SighupReloadsTheConfigurationOrKeepsTheRunningOne) {
   ChannelClient host;
   connect(host);
   tree_.write("/etc/vcpufold/agent.toml",
-              "[agent]\ninterval_ms = 400\nsample_ms = 50\n[fallback]\nhigh_threshold = 900\n");
+              "[agent]\nfold = \"always\"\ninterval_ms = 400\nsample_ms = 50\n[fallback]\nhigh_threshold = 900\n");
   agent->signal(SIGHUP);
   EXPECT_TRUE(waitUntil(
       [&] { return tree_.read("/agent.log").find("configuration reloaded: interval 400 ms") != std::string::npos; },
       kWaitMs))
       << tree_.read("/agent.log");
-  tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 5\n");
+  tree_.write("/etc/vcpufold/agent.toml", "[agent]\nfold = \"always\"\ninterval_ms = 5\n");
   agent->signal(SIGHUP);
   EXPECT_TRUE(
       waitUntil([&] { return tree_.read("/agent.log").find("configuration refused") != std::string::npos; }, kWaitMs));
@@ -337,6 +338,7 @@ TEST_F(AgentIntegration, AGuestKernelWithoutEvidenceIsNotFoldedByAutoHintsButIsB
   // A release that is no version: no measurement applies, so by evidence the
   // default does not fold (kernel_class.h).
   tree_.write("/proc/sys/kernel/osrelease", "homebrew\n");
+  tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nsample_ms = 50\n");  // fold at its default
   auto agent = startAgent();
   ChannelClient host;
   const Hello hello = connect(host);
@@ -363,12 +365,14 @@ TEST_F(AgentIntegration, AGuestKernelWithoutEvidenceIsNotFoldedByAutoHintsButIsB
   EXPECT_EQ(ack->applied, (CpuSet{0}));
   EXPECT_EQ(ack->actuator, Actuator::Cpuset);
   EXPECT_EQ(cpusetCpus(), "0");
-  // Back to auto: unfolded again.
-  ASSERT_TRUE(host.send(hint(3, 1)));
+  // Back to auto: unfolded again, and it stays so past the fixed hint's lease (3 s).
+  ASSERT_TRUE(host.send(hint(3, 1, 10'000)));
   ack = host.receiveType<Ack>(kWaitMs);
   ASSERT_TRUE(ack);
   EXPECT_EQ(ack->applied, CpuSet::range(0, 3));
   EXPECT_NE(cpusetCpus(), "0");
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // three of its 200 ms intervals
+  EXPECT_NE(cpusetCpus(), "0") << tree_.read("/agent.log");
 
   // fold = "always" on reload: the host hears a new hello, and auto hints fold.
   tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nsample_ms = 50\nfold = \"always\"\n");
@@ -387,7 +391,7 @@ TEST_F(AgentIntegration, AGuestKernelWithoutEvidenceIsNotFoldedByAutoHintsButIsB
 }
 
 TEST_F(AgentIntegration, ItRunsAtItsConfiguredNiceOrSaysWhyNot) {
-  tree_.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nsample_ms = 50\nnice = -7\n");
+  tree_.write("/etc/vcpufold/agent.toml", "[agent]\nfold = \"always\"\ninterval_ms = 200\nsample_ms = 50\nnice = -7\n");
   auto agent = startAgent();
   ChannelClient host;
   connect(host);  // past start-up
@@ -428,7 +432,7 @@ TEST_F(AgentIntegration, TheMetricsTextfileIsWhatNodeExporterServes) {
   for (const char* tool : {kNodeExporter, "/usr/bin/promtool"})
     if (::access(tool, X_OK) != 0) GTEST_SKIP() << tool << " missing (scripts/install-deps.sh installs it)";
   tree_.write("/etc/vcpufold/agent.toml",
-              std::string("[agent]\ninterval_ms = 200\n[metrics]\ntextfile = \"") + kTextfile + "\"\n");
+              std::string("[agent]\nfold = \"always\"\ninterval_ms = 200\n[metrics]\ntextfile = \"") + kTextfile + "\"\n");
   tree_.write("/var/lib/prometheus/node-exporter/.keep", "");
   const std::string directory = tree_.fs().resolve("/var/lib/prometheus/node-exporter").string();
   auto agent = startAgent();
@@ -490,7 +494,7 @@ TEST_F(AgentIntegration, TheMetricsTextfileIsWhatNodeExporterServes) {
 TEST_F(AgentIntegration, RestoreAfterACrashCorrectsTheMetricsTextfile) {
   constexpr const char* kTextfile = "/var/lib/node-exporter/vcpufold.prom";
   tree_.write("/etc/vcpufold/agent.toml",
-              std::string("[agent]\ninterval_ms = 100\n[metrics]\ntextfile = \"") + kTextfile + "\"\n");
+              std::string("[agent]\nfold = \"always\"\ninterval_ms = 100\n[metrics]\ntextfile = \"") + kTextfile + "\"\n");
   tree_.write("/var/lib/node-exporter/.keep", "");
   ChannelClient host;
   auto agent = startFoldedToOneCpu(host);
@@ -512,7 +516,7 @@ TEST_F(AgentIntegration, RestoreAfterACrashCorrectsTheMetricsTextfile) {
 // A textfile that cannot be written costs a warning, not the folding.
 TEST_F(AgentIntegration, AnUnwritableMetricsTextfileIsLoggedOnceAndFoldingGoesOn) {
   tree_.write("/etc/vcpufold/agent.toml",
-              "[agent]\ninterval_ms = 100\n[metrics]\ntextfile = \"/absent/vcpufold.prom\"\n");
+              "[agent]\nfold = \"always\"\ninterval_ms = 100\n[metrics]\ntextfile = \"/absent/vcpufold.prom\"\n");
   ChannelClient host;
   auto agent = startFoldedToOneCpu(host);
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
@@ -566,6 +570,9 @@ TEST(AgentHousekeepingIntegration, SteeredWhileFoldedAndPutBackByStopAndByRestor
   {
     ChannelClient host;
     auto agent = foldedAgent(host);
+    // The steering follows the answer (deferred work, a sample later).
+    EXPECT_TRUE(waitUntil([&] { return tree.read(parked + "/cpuset.cpus.partition") == "isolated"; }, kWaitMs))
+        << tree.read("/agent.log");
     EXPECT_EQ(tree.read(irq), "0");
     EXPECT_EQ(tree.read(mask), "1");
     EXPECT_EQ(tree.read(parked + "/cpuset.cpus"), "1-3");
@@ -583,6 +590,7 @@ TEST(AgentHousekeepingIntegration, SteeredWhileFoldedAndPutBackByStopAndByRestor
   {
     ChannelClient host;
     auto agent = foldedAgent(host);
+    EXPECT_TRUE(waitUntil([&] { return tree.read(irq) == "0"; }, kWaitMs)) << tree.read("/agent.log");
     agent->signal(SIGKILL);
     ASSERT_TRUE(agent->waitExit(kWaitMs));
   }

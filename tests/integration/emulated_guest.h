@@ -24,7 +24,8 @@ inline EmulatedGuest startEmulatedGuest(const std::string& dir, const std::strin
                                         const std::string& cpus = "") {
   EmulatedGuest guest;
   guest.tree = std::make_unique<FixtureTree>("lab-guest-4vcpu");
-  guest.tree->write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\n");
+  // hostd's decisions are under test, whatever the fixture kernel's class default (kernel_class.h).
+  guest.tree->write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nfold = \"always\"\n");
   guest.tree->write("/sys/fs/cgroup/cgroup.procs", "");
   guest.tree->write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
   std::vector<std::string> vmArgs{"--name", vm, "--dir", dir, "--vcpus", "4", "--busy", busy, "--seconds", "120"};

@@ -188,7 +188,7 @@ TEST(HostdFaultInjection, AWellBehavedVmKeepsItsHintWhileEverythingElseFails) {
   std::map<std::string, std::unique_ptr<FixtureTree>> guests;
   for (const char* vm : {"good", "mute"}) {
     auto guest = std::make_unique<FixtureTree>("lab-guest-4vcpu");
-    guest->write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 300\n");
+    guest->write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 300\nfold = \"always\"\n");
     guest->write("/sys/fs/cgroup/cgroup.procs", "");
     guest->write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
     processes.push_back(std::make_unique<ChildProcess>(

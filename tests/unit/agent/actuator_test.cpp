@@ -167,6 +167,53 @@ TEST(CgroupCpuset, FoldsTopLevelCgroupsAndRestoresExactly) {
   EXPECT_FALSE(tree.fs().exists("/run/vcpufold/cpuset-state.json"));
 }
 
+TEST(CgroupCpuset, RootTasksFollowASliceAtATimeAfterTheCgroupsHoldTheFold) {
+  // On a loaded guest each move into a cgroup waits for the kernel: apply()
+  // restricts the cgroups at once and leaves the tasks as deferred work.
+  FixtureTree tree("lab-guest-4vcpu");
+  tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
+  tree.write("/sys/fs/cgroup/vcpufold.fold/cgroup.procs", "");  // the kernel's files of the cgroup
+  tree.write("/sys/fs/cgroup/vcpufold.fold/cpuset.cpus", "\n");
+  for (const char* pid : {"77", "78", "79"}) tree.write(std::string("/proc/") + pid + "/stat", hostStat("user-odd-comm"));
+  tree.write("/proc/1/stat", hostStat("init"));
+  tree.write("/sys/fs/cgroup/cgroup.procs", "1\n77\n78\n79\n");
+  KnobWriter knobs(tree.fs());
+  CgroupCpusetActuator actuator(knobs, kCgroup, true, 0);  // a slice of no time: one task a pass
+
+  auto folded = actuator.apply(CpuSet{0}, 0);
+  ASSERT_TRUE(folded) << folded.error().message;
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0");
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cpuset.cpus"), "0") << "restricted before any task moves in";
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cgroup.procs"), "77");
+  EXPECT_NE(folded->detail.find("moved 1 tasks into vcpufold.fold (more follow"), std::string::npos)
+      << folded->detail;
+  ASSERT_TRUE(actuator.hasDeferredWork());
+
+  // The kernel took 77 out of the root; the next slices move the others.
+  tree.write("/sys/fs/cgroup/cgroup.procs", "1\n78\n79\n");
+  auto more = actuator.doDeferredWork(50);
+  ASSERT_TRUE(more) << more.error().message;
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cgroup.procs"), "78");
+  EXPECT_TRUE(actuator.hasDeferredWork());
+  tree.write("/sys/fs/cgroup/cgroup.procs", "1\n79\n");
+  more = actuator.doDeferredWork(100);
+  ASSERT_TRUE(more) << more.error().message;
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cgroup.procs"), "79");
+  EXPECT_EQ(more->detail, "moved 1 tasks into vcpufold.fold");
+  EXPECT_FALSE(actuator.hasDeferredWork()) << "PID 1 stays; nothing left";
+
+  // An unfold drops what was still to move.
+  tree.write("/sys/fs/cgroup/cgroup.procs", "1\n80\n81\n");
+  tree.write("/proc/80/stat", hostStat("user-odd-comm"));
+  tree.write("/proc/81/stat", hostStat("user-odd-comm"));
+  ASSERT_TRUE(actuator.apply(CpuSet{0}, 150));
+  ASSERT_TRUE(actuator.hasDeferredWork());
+  tree.write("/sys/fs/cgroup/vcpufold.fold/cgroup.procs", "");
+  tree.remove("/sys/fs/cgroup/vcpufold.fold/cpuset.cpus");
+  ASSERT_TRUE(actuator.release(200));
+  EXPECT_FALSE(actuator.hasDeferredWork());
+}
+
 TEST(CgroupCpuset, LeavesTheControllerOnWhenItWasAlreadyOn) {
   FixtureTree tree("lab-guest-4vcpu");
   ASSERT_NE(tree.read("/sys/fs/cgroup/cgroup.subtree_control").find("cpuset"), std::string::npos);

@@ -262,9 +262,19 @@ TEST_P(HousekeepingSteeringTest, TheSteeredActuatorUnparksBeforeItWidensTheCgrou
   kernelMakesParkedFiles(tree);
   auto folded = actuator.apply(CpuSet{0}, 1000);
   ASSERT_TRUE(folded) << folded.error().message;
+  // The fold holds at once; the housekeeping follows after the answer.
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0");
+  EXPECT_EQ(tree.read(std::string(kParked) + "/cpuset.cpus"), "\n") << "not parked before the answer";
+  ASSERT_TRUE(actuator.hasDeferredWork());
+  auto steered = actuator.doDeferredWork(1010);
+  ASSERT_TRUE(steered) << steered.error().message;
+  EXPECT_FALSE(actuator.hasDeferredWork());
   EXPECT_EQ(tree.read(std::string(kParked) + "/cpuset.cpus"), "1-3");
-  EXPECT_NE(folded->detail.find("parked CPUs 1-3"), std::string::npos) << folded->detail;
+  EXPECT_NE(steered->detail.find("parked CPUs 1-3"), std::string::npos) << steered->detail;
+  // The same fold again (every interval) steers inline: nothing left to defer.
+  auto again = actuator.apply(CpuSet{0}, 2000);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_FALSE(actuator.hasDeferredWork());
 
   // 1 -> 2 CPUs: the old partition (1-3) would hold CPU 1 against
   // system.slice's new set, so it goes first (here the kernel's part, files
@@ -274,6 +284,8 @@ TEST_P(HousekeepingSteeringTest, TheSteeredActuatorUnparksBeforeItWidensTheCgrou
   auto wider = actuator.apply(CpuSet{0, 1}, 2000);
   ASSERT_TRUE(wider) << wider.error().message;
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0-1");
+  wider = actuator.doDeferredWork(2010);
+  ASSERT_TRUE(wider) << wider.error().message;
   EXPECT_NE(wider->detail.find("CPUs 2-3 not parked (no cpuset partitions here"), std::string::npos)
       << wider->detail;
   EXPECT_FALSE(tree.fs().exists(kParked));

@@ -7,6 +7,12 @@
 // untouched (and a CPU onlined later is preferred at once); it too runs every
 // interval and must cost nothing when there is nothing to remove. restore()
 // undoes everything unconditionally, also what a crashed agent left behind.
+//
+// A fold must be answered promptly even when its guest is loaded: work that
+// can take seconds there (moving tasks between cgroups, each waiting for an
+// RCU grace period on a flooded CPU; parking CPUs) is left by apply() as
+// deferred work, which the agent does in slices of about kDeferredSliceMs
+// between its other duties, after it has acknowledged the hint.
 
 #include <cstdint>
 #include <memory>
@@ -21,6 +27,8 @@ namespace vcpufold::agent {
 
 using protocol::CpuSet;
 
+inline constexpr std::int64_t kDeferredSliceMs = 100;
+
 struct ApplyResult {
   bool changed = false;  // something was written
   std::string detail;    // what, for the log
@@ -33,6 +41,12 @@ class Actuator {
   virtual Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) = 0;
   virtual Expected<ApplyResult> release(std::int64_t nowMs) = 0;
   virtual Expected<void> restore() = 0;
+  // What the last apply() left to do, and one slice of it.
+  [[nodiscard]] virtual bool hasDeferredWork() const { return false; }
+  virtual Expected<ApplyResult> doDeferredWork(std::int64_t nowMs) {
+    (void)nowMs;
+    return ApplyResult{};
+  }
 };
 
 // Observes and reports only.

@@ -2,8 +2,9 @@
 #pragma once
 // AgentDaemon: the agent's event loop. It wires the pure parts together:
 //   transport -> protocol::Session -> FoldController -> actuator -> ack
-//   every sample:   procs_running (demand); a change that holds is sent to
-//                   the host at once as a status (demand_watch.h)
+//   every sample:   a slice of the work the last fold deferred until after
+//                   its answer (actuator.h); procs_running (demand); a change
+//                   that holds is sent to the host at once as a status (demand_watch.h)
 //   every interval: CPU hotplug (re-place, re-apply, hello again), steal
 //                   ratio, lease expiry and fallback, apply, status, and the
 //                   metrics textfile when configured
@@ -69,6 +70,8 @@ class AgentDaemon {
   void handle(const protocol::SessionOutput& out, std::int64_t nowMs);
   void onHint(const protocol::Hint& hint, std::int64_t nowMs);
   void onSample(std::int64_t nowMs);
+  // One slice of what the actuator left after its last apply (actuator.h).
+  void doDeferredWork(std::int64_t nowMs);
   void sendStatus(double demand);
   void onInterval(std::int64_t nowMs);
   void checkHotplug(std::int64_t nowMs);

@@ -35,16 +35,25 @@ Expected<void> removeCgroupMovingTasks(const RootedFs& fs, const std::string& ro
 class CgroupCpusetActuator final : public Actuator {
  public:
   static constexpr const char* kFoldCgroupName = "vcpufold.fold";
+  // The housekeeping steering's partition of the CPUs not preferred
+  // (housekeeping_steering.h): its own, never folded as a user cgroup.
+  static constexpr const char* kParkedCgroupName = "vcpufold.parked";
 
   // The cgroup2 root if it offers the cpuset controller, else why not.
   static Expected<std::string> findUsableRoot(const RootedFs& fs);
 
-  CgroupCpusetActuator(KnobWriter& knobs, std::string cgroupRoot, bool moveRootTasks);
+  // sliceMs: how long one pass may spend moving root tasks (at least one
+  // task moves per pass); the rest is deferred work.
+  CgroupCpusetActuator(KnobWriter& knobs, std::string cgroupRoot, bool moveRootTasks,
+                       std::int64_t sliceMs = kDeferredSliceMs);
 
   [[nodiscard]] protocol::Actuator kind() const override { return protocol::Actuator::Cpuset; }
   Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) override;
   Expected<ApplyResult> release(std::int64_t nowMs) override;
   Expected<void> restore() override;
+  // Root tasks still to move into vcpufold.fold.
+  [[nodiscard]] bool hasDeferredWork() const override { return movesPending_; }
+  Expected<ApplyResult> doDeferredWork(std::int64_t nowMs) override;
 
   // Undoes what the state file records, without an actuator (for --restore).
   static Expected<void> restoreFromState(const RootedFs& fs);
@@ -61,11 +70,17 @@ class CgroupCpusetActuator final : public Actuator {
   static std::optional<State> loadState(const RootedFs& fs);
   Expected<void> saveState() const;
   Expected<bool> ensureCpusetEnabled();
+  Expected<void> ensureFoldCgroup();
+  // Moves root tasks for one slice; says how many, and whether any were left.
   Expected<int> moveRootTasks();
+  // "moved N tasks into vcpufold.fold; " (and that more follow).
+  [[nodiscard]] std::string movedText(int moved) const;
 
   KnobWriter& knobs_;
   State state_;
   bool moveRootTasks_;
+  std::int64_t sliceMs_;
+  bool movesPending_ = false;
   std::set<std::string> foreign_;  // restricted by someone else; logged once
 };
 

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "vcpufold/agent/actuator.h"
+#include "vcpufold/agent/cgroup_cpuset_actuator.h"
 #include "vcpufold/agent/knob_writer.h"
 
 namespace vcpufold::agent {
@@ -44,7 +45,7 @@ bool isIrqbalanceAmong(const std::vector<std::string>& comms);
 
 class HousekeepingSteering {
  public:
-  static constexpr const char* kParkedCgroupName = "vcpufold.parked";
+  static constexpr const char* kParkedCgroupName = CgroupCpusetActuator::kParkedCgroupName;
   // How often the process list is read for irqbalance.
   static constexpr std::int64_t kIrqbalanceCheckMs = 30'000;
 

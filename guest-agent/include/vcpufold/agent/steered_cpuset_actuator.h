@@ -27,12 +27,22 @@ class SteeredCpusetActuator final : public Actuator {
   Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) override;
   Expected<ApplyResult> release(std::int64_t nowMs) override;
   Expected<void> restore() override;
+  // A new fold steers the housekeeping as deferred work, after the inner
+  // actuator's own (the cgroups hold the new set at once; parking CPUs and
+  // moving IRQs can take seconds on a loaded guest and wait for the answer).
+  [[nodiscard]] bool hasDeferredWork() const override {
+    return inner_->hasDeferredWork() || steeringPending_.has_value();
+  }
+  Expected<ApplyResult> doDeferredWork(std::int64_t nowMs) override;
 
  private:
+  Expected<ApplyResult> steer(const CpuSet& cpus, std::int64_t nowMs);
+
   std::unique_ptr<Actuator> inner_;
   HousekeepingSteering steering_;
   const RootedFs& fs_;
   std::optional<CpuSet> applied_;
+  std::optional<CpuSet> steeringPending_;  // a fold whose housekeeping is not steered yet
 };
 
 }  // namespace vcpufold::agent
