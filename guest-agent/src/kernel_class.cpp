@@ -49,11 +49,11 @@ ClassEvidence evidenceFor(KernelClass kernelClass) {
   // housekeeping steering on. Change a line here only with a new run there.
   switch (kernelClass) {
     case KernelClass::PreferredCpus:
-      return {true, "patched 6.12, kernel actuator: hackbench 1.43 [1.35, 1.81], compute 1.02 [0.94, 1.33]"};
+      return {true, "patched 6.12, kernel actuator: hackbench 1.90 [1.36, 2.15], compute 1.05 [0.70, 1.29]"};
     case KernelClass::StockBefore66:
-      return {true, "stock 6.1, cpuset actuator: hackbench 1.04 [1.01, 1.67], compute 0.94 [0.68, 1.05]"};
+      return {false, "stock 6.1, cpuset actuator: compute 0.77 [0.71, 0.85] of unfolded, hackbench 1.02 [0.99, 1.22]"};
     case KernelClass::Stock66AndLater:
-      return {false, "stock 6.12, cpuset actuator: compute 0.75 [0.57, 0.93] of unfolded"};
+      return {true, "stock 6.12, cpuset actuator: hackbench 1.39 [1.12, 1.51], compute 0.89 [0.62, 1.11]"};
     case KernelClass::Unknown:
       break;
   }

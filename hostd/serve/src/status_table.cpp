@@ -10,12 +10,13 @@
 namespace vcpufold::hostd {
 namespace {
 
-std::string agentColumn(const ChannelSnapshot& channel) {
+std::string agentColumn(const ChannelSnapshot& channel, FoldMode mode) {
   if (channel.state == ChannelState::Ready) {
     if (!channel.cooperative) return "no-acks";
-    // Its agent acknowledges auto hints with all CPUs: not folded, by its guest kernel class.
+    // Under policy auto its agent acknowledges with all CPUs: not folded, by
+    // its guest kernel class (one word: scripts split the table on blanks).
     const bool declines = channel.agentHello && channel.agentHello->agent && !channel.agentHello->agent->foldsOnAutoHints;
-    return declines ? "ready, not folded: guest kernel" : "ready";
+    return declines && mode == FoldMode::Auto ? "not-folded:guest-kernel" : "ready";
   }
   if (channel.state == ChannelState::Idle) return "-";  // not connected yet (or --oneshot)
   return channelStateName(channel.state);
@@ -33,7 +34,7 @@ std::string renderStatusTable(const TickReport& report, bool withReasons) {
     rows.push_back(
         {escapeForLog(vm.record.name, 128), std::to_string(vm.record.vcpus),
          vm.pool.empty() ? "-" : vm.pool + (vm.allocation.dedicated ? " (dedicated)" : ""), policy,
-         vm.record.channelSocket ? agentColumn(channel) : "no-channel", fixedDecimals(vm.allocation.demand, 2),
+         vm.record.channelSocket ? agentColumn(channel, vm.record.policy.mode) : "no-channel", fixedDecimals(vm.allocation.demand, 2),
          vm.load ? fixedDecimals(100 * vm.load->delayRatio, 0) + "%" : "-", fixedDecimals(vm.weight, 0),
          fixedDecimals(vm.allocation.share, 2), vm.allocation.hint ? std::to_string(*vm.allocation.hint) : "-",
          channel.lastAck ? protocol::formatCpuList(channel.lastAck->applied) : "-",

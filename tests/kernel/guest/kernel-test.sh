@@ -3,4 +3,5 @@
 # the agent's configuration. The test starts the agent, the CPU-bound tasks and
 # hackbench itself, through the control port.
 mkdir -p /tmp/kt /etc/vcpufold
-printf '[agent]\ninterval_ms = 500\nlog_level = "debug"\n' >/etc/vcpufold/agent.toml
+# The kernel actuator's mechanics are under test, whatever the class's default: fold always.
+printf '[agent]\ninterval_ms = 500\nlog_level = "debug"\nfold = "always"\n' >/etc/vcpufold/agent.toml

@@ -4,7 +4,8 @@
 # With lab.hold on the kernel command line the tasks wait for /tmp/lab/go,
 # so that several TCG guests can boot before any of them loads the host.
 mkdir -p /tmp/lab /etc/vcpufold
-printf '[agent]\ninterval_ms = 500\n' >/etc/vcpufold/agent.toml
+# Folding itself is under test, whatever the kernel class's default: fold always.
+printf '[agent]\ninterval_ms = 500\nfold = "always"\n' >/etc/vcpufold/agent.toml
 start_burners() {
   for i in 1 2 3 4; do
     (while :; do :; done) &

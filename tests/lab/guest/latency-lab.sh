@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Lab guest payload (lab.run=latency-lab), for vcpufold-bench-latency --lab:
-# the real vcpufold-agent at its defaults (debug log, which carries the
+# the real vcpufold-agent (fold = "always", otherwise its defaults; debug log, which carries the
 # monotonic times the bench lines up with hostd's), and /lab/set-tasks, with
 # which the host sets the guest's CPU-bound tasks.
 mkdir -p /tmp/lab
@@ -18,5 +18,8 @@ done
 { read -r _; read -r _; read -r now; } </proc/timer_list
 echo "$now"
 SCRIPT
+# The latency of folding is measured, whatever the kernel class's default: fold always.
+mkdir -p /etc/vcpufold
+printf '[agent]\nfold = "always"\n' >/etc/vcpufold/agent.toml
 vcpufold-agent --log-level debug >>/tmp/lab/agent.log 2>&1 &
 echo $! >/tmp/lab/agent.pid

@@ -166,7 +166,7 @@ TEST(StatusTable, AVmWhoseGuestKernelIsNotFoldedSaysSoInItsRowReasonAndMetrics) 
   EXPECT_EQ(*report.vms[0].allocation.hint, 4u) << "not folded: all its vCPUs";
   const auto lines = linesOf(renderStatusTable(report, true));
   ASSERT_GE(lines.size(), 5u);
-  EXPECT_NE(lines[2].find("ready, not folded: guest kernel"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find(" not-folded:guest-kernel "), std::string::npos) << lines[2];
   EXPECT_EQ(lines[4].rfind("web: not folded: guest kernel (stock-6.6-and-later", 0), 0u) << lines[4];
 
   const std::string page = renderMetrics(report, TickDurationHistogram{}, DaemonCounters{});
