@@ -116,6 +116,9 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
     std::vector<std::string> logs, where;
     const std::string hostdLog = "hostd-" + actuator + "-" + std::to_string(planned.repetition) + "-" +
                                  workload.name + "-" + guestModeName(planned.mode) + ".log";
+    // hostd appends to its log: a file left by an earlier run in the same
+    // work directory would add that run's lines to this measurement's count.
+    std::filesystem::remove(settings.workDirectory + "/" + hostdLog);
     {
       ModeSession session(lab, planned.mode, settings, hostdLog);
       if (planned.mode != GuestMode::Unfolded && !actuatorChecked) {
