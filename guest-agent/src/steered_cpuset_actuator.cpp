@@ -44,11 +44,13 @@ Expected<ApplyResult> SteeredCpusetActuator::apply(const CpuSet& cpus, std::int6
 }
 
 Expected<ApplyResult> SteeredCpusetActuator::doDeferredWork(std::int64_t nowMs) {
-  // The user tasks first (the fold's purpose), then the housekeeping.
-  if (inner_->hasDeferredWork()) return inner_->doDeferredWork(nowMs);
-  if (!steeringPending_) return ApplyResult{};
-  const CpuSet cpus = *std::exchange(steeringPending_, std::nullopt);
-  return steer(cpus, nowMs);
+  // The housekeeping first: one pass of a few writes, where the root tasks'
+  // moves may go on as long as tasks keep being born in the root cgroup.
+  if (steeringPending_) {
+    const CpuSet cpus = *std::exchange(steeringPending_, std::nullopt);
+    return steer(cpus, nowMs);
+  }
+  return inner_->doDeferredWork(nowMs);
 }
 
 Expected<ApplyResult> SteeredCpusetActuator::release(std::int64_t nowMs) {

@@ -27,9 +27,9 @@ class SteeredCpusetActuator final : public Actuator {
   Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) override;
   Expected<ApplyResult> release(std::int64_t nowMs) override;
   Expected<void> restore() override;
-  // A new fold steers the housekeeping as deferred work, after the inner
+  // A new fold steers the housekeeping as deferred work, before the inner
   // actuator's own (the cgroups hold the new set at once; parking CPUs and
-  // moving IRQs can take seconds on a loaded guest and wait for the answer).
+  // moving IRQs can take seconds on a loaded guest and would keep the answer waiting).
   [[nodiscard]] bool hasDeferredWork() const override {
     return inner_->hasDeferredWork() || steeringPending_.has_value();
   }
