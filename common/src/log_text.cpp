@@ -53,6 +53,27 @@ std::size_t decodeUtf8(std::string_view text, std::size_t i, char32_t& code) {
   return length;
 }
 
+// Appends the escaped form of the character at text[i]; returns its input length.
+std::size_t appendEscapedCharacter(std::string& out, std::string_view text, std::size_t i) {
+  char32_t code = 0;
+  const std::size_t length = decodeUtf8(text, i, code);
+  if (length == 0) {
+    appendHexByte(out, static_cast<unsigned char>(text[i]));
+    return 1;
+  }
+  if (code == '\\') {
+    out += "\\\\";
+  } else if (isInvisibleControl(code)) {
+    if (code < 0x80)
+      appendHexByte(out, static_cast<unsigned char>(code));
+    else
+      appendCodePoint(out, code);
+  } else {
+    out.append(text.substr(i, length));
+  }
+  return length;
+}
+
 }  // namespace
 
 std::string escapeForLog(std::string_view text, std::size_t maxBytes) {
@@ -60,28 +81,29 @@ std::string escapeForLog(std::string_view text, std::size_t maxBytes) {
   if (cut) text = text.substr(0, maxBytes);
   std::string out;
   out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) {
-    char32_t code = 0;
-    const std::size_t length = decodeUtf8(text, i, code);
-    if (length == 0) {
-      appendHexByte(out, static_cast<unsigned char>(text[i]));
-      ++i;
-      continue;
-    }
-    if (code == '\\') {
-      out += "\\\\";
-    } else if (isInvisibleControl(code)) {
-      if (code < 0x80)
-        appendHexByte(out, static_cast<unsigned char>(code));
-      else
-        appendCodePoint(out, code);
-    } else {
-      out.append(text.substr(i, length));
-    }
-    i += length;
-  }
+  for (std::size_t i = 0; i < text.size();) i += appendEscapedCharacter(out, text, i);
   if (cut) out += "...";
   return out;
+}
+
+std::string escapeWithin(std::string_view text, std::size_t maxBytes) {
+  constexpr std::string_view kCut = "...";
+  std::string out;
+  // Escaping never shortens text, so only text within the limit may fit whole.
+  if (text.size() <= maxBytes) {
+    for (std::size_t i = 0; i < text.size();) i += appendEscapedCharacter(out, text, i);
+    if (out.size() <= maxBytes) return out;
+    out.clear();
+  }
+  if (maxBytes < kCut.size()) return out;
+  std::string character;
+  for (std::size_t i = 0; i < text.size();) {
+    character.clear();
+    i += appendEscapedCharacter(character, text, i);
+    if (out.size() + character.size() > maxBytes - kCut.size()) break;
+    out += character;
+  }
+  return out += kCut;
 }
 
 }  // namespace vcpufold

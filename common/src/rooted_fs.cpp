@@ -89,20 +89,64 @@ Expected<void> RootedFs::writeExisting(std::string_view absolutePath, std::strin
   return {};
 }
 
+namespace {
+
+// The directory that holds absolutePath's last component, opened one
+// component at a time from the root without following a symbolic link: a
+// link planted anywhere on the way (a writable parent replaced by a link to
+// /etc) cannot redirect the write. The root itself is the operator's.
+Expected<int> openParentWithoutLinks(const std::filesystem::path& root, std::string_view absolutePath,
+                                     std::string& name) {
+  std::vector<std::string> parts;
+  for (const auto& part : std::filesystem::path(absolutePath).relative_path())
+    if (!part.empty()) parts.push_back(part.string());
+  if (parts.empty()) return Error{std::string(absolutePath) + ": not a file path"};
+  name = parts.back();
+  parts.pop_back();
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return systemError(root, "open", errno);
+  std::filesystem::path reached = root;
+  for (const std::string& part : parts) {
+    reached /= part;
+    if (part == "." || part == "..") {
+      ::close(fd);
+      return Error{reached.string() + ": '.' and '..' are not followed"};
+    }
+    const int next = ::openat(fd, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int error = errno;
+    ::close(fd);
+    if (next < 0)
+      return error == ELOOP || error == ENOTDIR
+                 ? Error{reached.string() + ": not a directory (a symbolic link is not followed)"}
+                 : systemError(reached, "open", error);
+    fd = next;
+  }
+  return fd;
+}
+
+}  // namespace
+
 Expected<void> RootedFs::replaceFile(std::string_view absolutePath, std::string_view contents, mode_t mode) const {
   const auto path = resolve(absolutePath);
-  const auto temporary = path.string() + ".tmp";
+  std::string name;
+  auto parent = openParentWithoutLinks(root_, absolutePath, name);
+  if (!parent) return parent.error().withContext(path.string());
+  const FileDescriptor directory(parent.value());
+  const std::string temporary = name + ".tmp";
   {
     // A temporary left by a crash is removed; O_EXCL then refuses anything
     // that appears under the name meanwhile, symbolic links included.
-    if (::unlink(temporary.c_str()) != 0 && errno != ENOENT) return systemError(temporary, "unlink", errno);
-    FileDescriptor fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (fd.get() < 0) return systemError(temporary, "create", errno);
-    if (::fchmod(fd.get(), mode) != 0) return systemError(temporary, "chmod", errno);
+    if (::unlinkat(directory.get(), temporary.c_str(), 0) != 0 && errno != ENOENT)
+      return systemError(path.string() + ".tmp", "unlink", errno);
+    FileDescriptor fd(
+        ::openat(directory.get(), temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (fd.get() < 0) return systemError(path.string() + ".tmp", "create", errno);
+    if (::fchmod(fd.get(), mode) != 0) return systemError(path.string() + ".tmp", "chmod", errno);
     if (::write(fd.get(), contents.data(), contents.size()) != static_cast<ssize_t>(contents.size()))
-      return systemError(temporary, "write", errno);
+      return systemError(path.string() + ".tmp", "write", errno);
   }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) return systemError(path, "rename", errno);
+  if (::renameat(directory.get(), temporary.c_str(), directory.get(), name.c_str()) != 0)
+    return systemError(path, "rename", errno);
   return {};
 }
 

@@ -38,6 +38,21 @@ TEST(EscapeForLog, LongTextIsCut) {
   EXPECT_EQ(escapeForLog(std::string(600, 'a'), 10), "aaaaaaaaaa...");
 }
 
+TEST(EscapeWithin, FitsTheLimitAndCutsBetweenWholeCharacters) {
+  EXPECT_EQ(vcpufold::escapeWithin("short", 10), "short");
+  EXPECT_EQ(vcpufold::escapeWithin("exactly-10", 10), "exactly-10") << "what fits is not cut";
+  EXPECT_EQ(vcpufold::escapeWithin("eleven-byte", 10), "eleven-...");
+  // A 3-byte character where the cut falls is left out whole.
+  EXPECT_EQ(vcpufold::escapeWithin("abcdef\xE2\x82\xACgh", 10), "abcdef...");
+  // An escape is never split: "\x1B" is 4 bytes.
+  EXPECT_EQ(vcpufold::escapeWithin("abcde\x1B[31m", 10), "abcde...");
+  EXPECT_EQ(vcpufold::escapeWithin("a\nb", 10), "a\\x0Ab");
+  EXPECT_EQ(vcpufold::escapeWithin("\xFF", 10), "\\xFF");
+  EXPECT_EQ(vcpufold::escapeWithin("", 10), "");
+  for (std::size_t limit = 0; limit < 40; ++limit)
+    EXPECT_LE(vcpufold::escapeWithin(std::string(50, '\x01'), limit).size(), limit) << limit;
+}
+
 TEST(LogThrottle, AllowsTheBudgetThenCountsAndReportsOnTheNextWindow) {
   LogThrottle throttle(3, std::chrono::milliseconds(1000));
   const auto start = LogThrottle::Clock::time_point{} + std::chrono::hours(1);

@@ -26,6 +26,8 @@ TEST(ProcessStat, RealStatFilesGiveNameFlagsAndStartTime) {
   ASSERT_TRUE(init) << init.error().message;
   EXPECT_EQ(init->comm, "process_api");
   EXPECT_EQ(init->startTicks, 30u);
+  EXPECT_EQ(init->userTicks, 85u);
+  EXPECT_EQ(init->systemTicks, 380u);
   EXPECT_FALSE(init->isKernelThread());
   const auto kthreadd = parseProcessStat(fixture("kthreadd"));
   ASSERT_TRUE(kthreadd);

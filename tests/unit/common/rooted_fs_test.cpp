@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // RootedFs::replaceFile: the mode asked for whatever the umask, atomic
-// replacement, and a temporary that is never written through a planted link.
+// replacement, and neither a temporary nor a parent directory that is ever
+// written through a planted link.
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -72,5 +73,27 @@ TEST(RootedFsReplaceFile, AMissingDirectoryIsAnErrorNamingThePath) {
   FixtureTree tree("");
   auto written = tree.fs().replaceFile("/var/lib/absent/a.prom", "x\n", 0644);
   ASSERT_FALSE(written);
-  EXPECT_NE(written.error().message.find("/var/lib/absent/a.prom.tmp"), std::string::npos) << written.error().message;
+  EXPECT_NE(written.error().message.find("/var/lib/absent"), std::string::npos) << written.error().message;
+  EXPECT_NE(written.error().message.find("No such file or directory"), std::string::npos) << written.error().message;
+}
+
+TEST(RootedFsReplaceFile, ALinkedParentDirectoryDoesNotRedirectTheWrite) {
+  // Without the systemd sandbox, a user who can replace the textfile's
+  // directory by a link to /etc must not get root to write there.
+  FixtureTree tree("");
+  tree.write("/etc/precious", "keep me\n");
+  tree.write("/var/lib/real/.keep", "");
+  std::filesystem::create_symlink(tree.fs().resolve("/etc"), tree.fs().resolve("/var/lib/textfiles"));
+  auto written = tree.fs().replaceFile("/var/lib/textfiles/precious", "metrics\n", 0644);
+  ASSERT_FALSE(written);
+  EXPECT_NE(written.error().message.find("/var/lib/textfiles: not a directory (a symbolic link is not followed)"),
+            std::string::npos)
+      << written.error().message;
+  EXPECT_EQ(tree.read("/etc/precious"), "keep me\n");
+  EXPECT_FALSE(tree.fs().exists("/etc/precious.tmp"));
+  // A link higher up is refused the same way.
+  std::filesystem::create_symlink(tree.fs().resolve("/var/lib"), tree.fs().resolve("/var/alias"));
+  EXPECT_FALSE(tree.fs().replaceFile("/var/alias/real/a.prom", "x\n", 0644));
+  EXPECT_FALSE(tree.fs().exists("/var/lib/real/a.prom"));
+  EXPECT_TRUE(tree.fs().replaceFile("/var/lib/real/a.prom", "x\n", 0644)) << "the real path is fine";
 }

@@ -15,4 +15,10 @@ namespace vcpufold {
 // kept; longer text ends in "...".
 std::string escapeForLog(std::string_view text, std::size_t maxBytes = 512);
 
+// The same escapes, but the result is at most maxBytes long and always valid
+// UTF-8 without control characters: it is cut between whole characters (an
+// escape is never split) and ends in "..." where it was cut. For text a peer
+// must decode: a hint's reason.
+std::string escapeWithin(std::string_view text, std::size_t maxBytes);
+
 }  // namespace vcpufold

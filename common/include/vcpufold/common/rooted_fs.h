@@ -40,7 +40,10 @@ class RootedFs {
   Expected<void> writeExisting(std::string_view absolutePath, std::string_view contents) const;
   // Creates or replaces a regular file atomically (write to PATH.tmp, rename),
   // with exactly this mode whatever the umask. The temporary is created
-  // exclusively, so a link planted under its name is never written through.
+  // exclusively, so a link planted under its name is never written through;
+  // and the directories on the way are opened without following symbolic
+  // links, so no link in the path (a parent directory replaced by a link)
+  // redirects the write: such a path is an error.
   Expected<void> replaceFile(std::string_view absolutePath, std::string_view contents, mode_t mode = 0600) const;
   Expected<void> removeFile(std::string_view absolutePath) const;
   Expected<void> makeDirectory(std::string_view absolutePath) const;    // with parents; ok if it exists
