@@ -34,13 +34,12 @@ std::string allCpus(const RootedFs& fs) {
   return "0";
 }
 
-// A cgroup restricts itself when its cpuset.cpus is set and leaves out an online CPU.
-bool restrictsItself(const RootedFs& fs, std::string_view ownCpus) {
+// A cgroup whose cpuset.cpus someone set (even to every CPU) is theirs: it is
+// never overwritten, so release, which empties what the agent set, never
+// replaces a value the agent did not find empty.
+bool setElsewhere(std::string_view ownCpus) {
   auto own = protocol::parseCpuListFile(ownCpus);
-  if (own && own->empty()) return false;
-  auto online = fs.readFile(paths::kCpuOnline);
-  auto onlineCpus = online ? protocol::parseCpuListFile(*online) : Expected<protocol::CpuSet>(Error{"no online list"});
-  return !own || !onlineCpus || !onlineCpus->isSubsetOf(*own);
+  return !own || !own->empty();
 }
 
 bool hasWord(std::string_view text, std::string_view word) {
@@ -205,9 +204,9 @@ Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, std::int64
       if (!own) continue;  // no cpuset files yet: the controller is not enabled above it
       auto partition = knobs_.fs().readFile(cgroup + "/cpuset.cpus.partition");
       const bool isPartition = partition && words(*partition).size() > 0 && words(*partition)[0] != "member";
-      if (restrictsItself(knobs_.fs(), *own) || isPartition) {
+      if (setElsewhere(*own) || isPartition) {
         foreign_.insert(name);
-        result.detail += "left " + name + " alone (restricts itself); ";
+        result.detail += "left " + name + " alone (its cpuset.cpus is set elsewhere); ";
         continue;
       }
       state_.managed.insert(name);

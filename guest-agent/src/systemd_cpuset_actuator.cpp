@@ -61,14 +61,16 @@ Expected<void> SystemdCpusetActuator::saveState() const {
 
 Expected<ApplyResult> SystemdCpusetActuator::apply(const CpuSet& cpus, std::int64_t) {
   ApplyResult result;
-  const auto online = readCpuList(fs_, paths::kCpuOnline);
   std::optional<Error> firstError;
   for (const auto& unit : fs_.listDirectory(cgroupRoot_)) {
     if (!isTopLevelUnit(unit) || foreign_.count(unit) || !fs_.isDirectory(cgroupRoot_ + "/" + unit)) continue;
     const auto own = readCpuList(fs_, cgroupRoot_ + "/" + unit + "/cpuset.cpus");
     if (!managed_.count(unit)) {
-      // Set by someone else and leaving out an online CPU: that unit restricts itself.
-      if (own && !own->empty() && online && !online->isSubsetOf(*own)) {
+      // Set by someone else (an administrator's AllowedCPUs=, even one naming
+      // every CPU): that unit is theirs, never overwritten, and so never
+      // "restored" to a value that was not what they set. What the agent
+      // takes is always unset, which is what release puts back.
+      if (own && !own->empty()) {
         foreign_.insert(unit);
         result.detail += "left " + unit + " alone (AllowedCPUs set elsewhere); ";
         continue;

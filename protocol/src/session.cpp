@@ -123,6 +123,16 @@ void Session::onHelloFrom(const Hello& hello, SessionTime now, SessionOutput& ou
   }
   const auto agreed = negotiateVersion(ownHello_.versions, hello.versions);
   if (!agreed) {
+    // What an earlier hello agreed no longer holds: no hint goes out, and
+    // nothing of the old agreement (version, the peer's CPUs, cooperation)
+    // counts, until a hello agrees again.
+    ready_ = false;
+    version_ = kProtocolVersion;
+    peerHello_.reset();
+    cooperative_ = false;
+    overdue_ = false;
+    oldestUnackedSeq_.reset();
+    sent_.clear();
     out.events.push_back(event(SessionEvent::Kind::VersionMismatch, hello.software));
     if (isHost_) {
       // Told once per hello, and counted against the budget: a guest cannot

@@ -150,7 +150,21 @@ TEST_F(AgentIntegration, HelloHintsErrorsAndCleanStop) {
   ASSERT_TRUE(status);
   EXPECT_EQ(status->intervalMs, 200u);
   EXPECT_EQ(status->control, Control::Host);
-  EXPECT_GE(status->demand, 0.0);
+  // Demand is the guest's runnable tasks less the agent itself: the
+  // fixture's procs_running 1 is none, and four runnable become three.
+  EXPECT_DOUBLE_EQ(status->demand, 0.0);
+  std::string stat = tree_.read("/proc/stat");
+  const auto running = stat.find("procs_running 1\n");
+  ASSERT_NE(running, std::string::npos) << stat;
+  stat.replace(running, std::string("procs_running 1\n").size(), "procs_running 4\n");
+  tree_.write("/proc/stat", stat);
+  bool sawThree = false;
+  for (int i = 0; i < 10 && !sawThree; ++i) {
+    status = host.receiveType<Status>(kWaitMs);
+    ASSERT_TRUE(status);
+    sawThree = status->demand == 3.0;
+  }
+  EXPECT_TRUE(sawThree) << "last demand " << status->demand;
 
   // SIGTERM: unfold, exit 0, no state left.
   ASSERT_TRUE(host.send(hint(5, 1)));
@@ -570,8 +584,14 @@ TEST(AgentHousekeepingIntegration, SteeredWhileFoldedAndPutBackByStopAndByRestor
   {
     ChannelClient host;
     auto agent = foldedAgent(host);
-    // The steering follows the answer (deferred work, a sample later).
-    EXPECT_TRUE(waitUntil([&] { return tree.read(parked + "/cpuset.cpus.partition") == "isolated"; }, kWaitMs))
+    // The steering follows the answer, as deferred work in slices (a step a
+    // sample): wait for its last step, not its first.
+    EXPECT_TRUE(waitUntil(
+        [&] {
+          return tree.read(parked + "/cpuset.cpus.partition") == "isolated" && tree.read(irq) == "0" &&
+                 tree.read(mask) == "1";
+        },
+        kWaitMs))
         << tree.read("/agent.log");
     EXPECT_EQ(tree.read(irq), "0");
     EXPECT_EQ(tree.read(mask), "1");

@@ -120,7 +120,9 @@ TEST(CgroupCpuset, FoldsTopLevelCgroupsAndRestoresExactly) {
   tree.write("/sys/fs/cgroup/cgroup.subtree_control", "\n");  // cpuset not enabled yet
   tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
   tree.write("/sys/fs/cgroup/pinned.slice/cpuset.cpus", "3\n");  // restricts itself
-  tree.write("/sys/fs/cgroup/wide.slice/cpuset.cpus", "0-7\n");  // covers every online CPU: no restriction
+  // An administrator's own set, naming every CPU: theirs too. (Taken, it
+  // would come back empty on release, not as they set it.)
+  tree.write("/sys/fs/cgroup/wide.slice/cpuset.cpus", "0-7\n");
   const std::string self = std::to_string(::getpid());
   tree.write("/sys/fs/cgroup/cgroup.procs", "1\n2\n77\n" + self + "\n");
   tree.write("/proc/" + self + "/stat", hostStat("user-odd-comm"));
@@ -135,8 +137,10 @@ TEST(CgroupCpuset, FoldsTopLevelCgroupsAndRestoresExactly) {
   EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "+cpuset");
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0-1");
   EXPECT_EQ(tree.read("/sys/fs/cgroup/pinned.slice/cpuset.cpus"), "3\n") << "left alone";
-  EXPECT_EQ(tree.read("/sys/fs/cgroup/wide.slice/cpuset.cpus"), "0-1");
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/wide.slice/cpuset.cpus"), "0-7\n") << "left alone";
   EXPECT_NE(first->detail.find("pinned.slice"), std::string::npos) << first->detail;
+  EXPECT_NE(first->detail.find("left wide.slice alone (its cpuset.cpus is set elsewhere)"), std::string::npos)
+      << first->detail;
   EXPECT_TRUE(tree.fs().isDirectory("/sys/fs/cgroup/vcpufold.fold"));
   EXPECT_TRUE(tree.fs().exists("/run/vcpufold/cpuset-state.json")) << "recorded before acting";
 
@@ -162,6 +166,7 @@ TEST(CgroupCpuset, FoldsTopLevelCgroupsAndRestoresExactly) {
   ASSERT_TRUE(CgroupCpusetActuator::restoreFromState(tree.fs()));
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "\n") << "back to inheriting all CPUs";
   EXPECT_EQ(tree.read("/sys/fs/cgroup/pinned.slice/cpuset.cpus"), "3\n");
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/wide.slice/cpuset.cpus"), "0-7\n") << "what it found, not all CPUs";
   EXPECT_FALSE(tree.fs().exists("/sys/fs/cgroup/vcpufold.fold"));
   EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "-cpuset") << "we enabled it, we disable it";
   EXPECT_FALSE(tree.fs().exists("/run/vcpufold/cpuset-state.json"));

@@ -51,6 +51,7 @@ TEST(SystemdCpuset, RestrictsTopLevelUnitsAndResetsThem) {
   tree.write("/sys/fs/cgroup/user.slice/cpuset.cpus", "\n");
   tree.write("/sys/fs/cgroup/init.scope/cpuset.cpus", "\n");
   tree.write("/sys/fs/cgroup/pinned.slice/cpuset.cpus", "3\n");        // set elsewhere
+  tree.write("/sys/fs/cgroup/admin.slice/cpuset.cpus", "0-3\n");      // set elsewhere, to every CPU
   tree.write("/sys/fs/cgroup/dev-hugepages.mount/cpuset.cpus", "\n");  // not a slice or scope
   std::vector<std::string> calls;
   SystemdCpusetActuator actuator(tree.fs(), "/sys/fs/cgroup", std::make_unique<RecordingUnits>(tree, calls));
@@ -59,6 +60,8 @@ TEST(SystemdCpuset, RestrictsTopLevelUnitsAndResetsThem) {
   ASSERT_TRUE(applied) << applied.error().message;
   EXPECT_EQ(calls, (std::vector<std::string>{"init.scope=0-1", "system.slice=0-1", "user.slice=0-1"}));
   EXPECT_NE(applied->detail.find("pinned.slice"), std::string::npos);
+  EXPECT_NE(applied->detail.find("left admin.slice alone"), std::string::npos) << applied->detail;
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/admin.slice/cpuset.cpus"), "0-3\n");
   EXPECT_TRUE(tree.fs().exists("/run/vcpufold/systemd-state.json"));
 
   calls.clear();
@@ -70,6 +73,7 @@ TEST(SystemdCpuset, RestrictsTopLevelUnitsAndResetsThem) {
   RecordingUnits units(tree, resets);
   ASSERT_TRUE(SystemdCpusetActuator::restoreFromState(tree.fs(), units));
   EXPECT_EQ(resets, (std::vector<std::string>{"init.scope=", "system.slice=", "user.slice="}));
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/admin.slice/cpuset.cpus"), "0-3\n") << "the administrator's value stays";
   EXPECT_FALSE(tree.fs().exists("/run/vcpufold/systemd-state.json"));
 }
 

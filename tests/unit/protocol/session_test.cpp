@@ -424,6 +424,36 @@ TEST(AgentSession, ErrorRepliesAreRateLimitedAndTheSuppressedCounted) {
   EXPECT_EQ(out.frames.size(), 1u) << "a new second, a new allowance";
 }
 
+TEST(HostSession, ALaterHelloWithoutACommonVersionDropsWhatTheFirstAgreed) {
+  ReadyHost ready;
+  ASSERT_TRUE(ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart).events.size() > 0);
+  ASSERT_TRUE(ready.host.cooperative());
+  std::string hello = line(agentHello());
+  hello.replace(hello.find("[1]"), 3, "[7]");
+  const auto out = ready.host.feed(hello, kStart + milliseconds(10));
+  EXPECT_NE(find(out, Kind::VersionMismatch), nullptr);
+  EXPECT_FALSE(ready.host.ready());
+  EXPECT_FALSE(ready.host.cooperative()) << "cooperation was proven under the old agreement";
+  EXPECT_FALSE(ready.host.peerHello()) << "nor do the CPUs it listed count";
+  // No hint until a hello agrees: neither a renewal at the tick nor a new hint.
+  for (int i = 1; i <= 3; ++i) {
+    const auto tick = ready.host.tick(kStart + milliseconds(1000 * i));
+    for (const auto& sent : written(tick)) EXPECT_FALSE(std::holds_alternative<Hint>(sent.message));
+  }
+  for (const auto& sent : written(ready.host.setHint(hintOf(3), kStart + milliseconds(4000))))
+    EXPECT_FALSE(std::holds_alternative<Hint>(sent.message));
+  // An ack of the old connection's hint proves nothing now.
+  const auto late = ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
+  EXPECT_NE(find(late, Kind::ProtocolError), nullptr);
+  EXPECT_FALSE(ready.host.cooperative());
+  // A hello that agrees: answered with the current hint.
+  const auto agreed = ready.host.feed(line(agentHello()), kStart + milliseconds(5000));
+  EXPECT_TRUE(ready.host.ready());
+  const auto sent = written(agreed);
+  ASSERT_FALSE(sent.empty());
+  EXPECT_EQ(std::get<Hint>(sent.back().message).vcpus, 3u);
+}
+
 TEST(AgentSession, NoCommonVersionIsAnsweredWithAnError) {
   Session agent(agentHello());
   agent.open(kStart);

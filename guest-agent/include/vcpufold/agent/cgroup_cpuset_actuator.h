@@ -8,8 +8,8 @@
 // subtree_control. Tasks of the root cgroup itself cannot be restricted, so
 // (unless configured not to) the user-space ones are moved into a cgroup of
 // ours, "vcpufold.fold"; kernel threads, PID 1 and the agent itself stay.
-// Rules: a cgroup that already restricts itself (non-empty cpuset.cpus not
-// written by us, or a partition) is left alone; every change is recorded in a
+// Rules: a cgroup whose CPUs someone else set (non-empty cpuset.cpus not
+// written by us, even every CPU, or a partition) is left alone; every change is recorded in a
 // state file under /run before it is made, so restore() undoes exactly what
 // was done, even after a crash.
 
