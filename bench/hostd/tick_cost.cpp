@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
         vcpu.delayNs += static_cast<std::uint64_t>(busy * 6e8);
       }
       inputs.samples[inputs.vms[static_cast<std::size_t>(i)].name] =
-          VmSample{counters[static_cast<std::size_t>(i)], static_cast<std::int64_t>(tick) * 1'000'000'000};
+          VmSample{counters[static_cast<std::size_t>(i)], static_cast<std::int64_t>(tick) * 1'000'000'000, std::nullopt};
     }
     const auto tickAt = std::chrono::steady_clock::time_point{} + std::chrono::seconds(tick);
     inputs.now = tickAt;

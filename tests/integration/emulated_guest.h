@@ -3,6 +3,8 @@
 // Emulated guests for the integration tests of hostd (their target defines
 // VCPUFOLD_EMULATED_VM and VCPUFOLD_AGENT_BINARY).
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +40,27 @@ inline EmulatedGuest startEmulatedGuest(const std::string& dir, const std::strin
                                                               "unix-listen:" + dir + "/" + vm + ".hint.sock"},
                                      dir + "/" + vm + ".agent.log"));
   return guest;
+}
+
+// A root for hostd (--root) in which it sees these guests' processes (their
+// /proc/PID, through symlinks) and /sys as they are, but a /proc/stat
+// captured once: no busy time moves, so no load of this machine's other
+// processes enters hostd's capacity. For tests whose subject is hostd's
+// decision, not this machine's load. Returns the root.
+inline std::filesystem::path hostRootWithoutOtherLoad(const std::filesystem::path& at,
+                                                      const std::vector<const EmulatedGuest*>& guests) {
+  namespace fs = std::filesystem;
+  fs::create_directories(at / "proc");
+  fs::create_directories(at / "run");
+  fs::create_symlink("/sys", at / "sys");
+  // procfs files say size 0: read, not copied.
+  std::ifstream live("/proc/stat");
+  std::ofstream(at / "proc" / "stat") << live.rdbuf();
+  for (const EmulatedGuest* guest : guests) {
+    const std::string pid = std::to_string(guest->processes.front()->pid());
+    fs::create_symlink("/proc/" + pid, at / "proc" / pid);
+  }
+  return at;
 }
 
 }  // namespace vcpufold::testing

@@ -214,12 +214,14 @@ class ChannelTest : public ::testing::Test {
     return worst;
   }
 
-  std::unique_ptr<ChannelSession> session(const std::string& name, ChannelLimits limits = {}) {
+  std::unique_ptr<ChannelSession> session(const std::string& name, ChannelLimits limits = {},
+                                          ChannelSession::PeerCheck check = {}) {
     auto s = std::make_unique<ChannelSession>(io_, name, path(name), limits, [this](const std::string& line) {
       std::lock_guard lock(logMutex_);
       log_.push_back(line);
     });
     s->setHint(Hint{0, 2, 3000, HintPolicy::Auto, "test"});
+    if (check) s->checkPeer(std::move(check));
     s->start();
     return s;
   }
@@ -236,6 +238,13 @@ class ChannelTest : public ::testing::Test {
   std::mutex logMutex_;
   std::vector<std::string> log_;
 };
+
+// Limits with a reconnect after 50 ms (not 250), so restarts show within a test.
+ChannelLimits quickReconnect() {
+  ChannelLimits limits;
+  limits.reconnectMin = std::chrono::milliseconds(50);
+  return limits;
+}
 
 // The largest gap between consecutive hints a peer received after its first.
 double largestGapMs(const std::vector<Clock::time_point>& times) {
@@ -295,7 +304,7 @@ TEST_F(ChannelTest, HostilePeersDoNotDelayOtherVmsHints) {
 TEST_F(ChannelTest, ReconnectsAfterThePeerRestarts) {
   auto peer = std::make_unique<Peer>(path("vm"), Behaviour::Good);
   std::vector<std::unique_ptr<ChannelSession>> sessions;
-  sessions.push_back(session("vm", ChannelLimits{.reconnectMin = std::chrono::milliseconds(50)}));
+  sessions.push_back(session("vm", quickReconnect()));
   runTicks(sessions, 100, 500);
   ASSERT_FALSE(peer->hintTimes().empty());
   EXPECT_EQ(sessions[0]->snapshot().connects, 1u);
@@ -309,10 +318,30 @@ TEST_F(ChannelTest, ReconnectsAfterThePeerRestarts) {
   EXPECT_FALSE(peer->hintTimes().empty()) << "hello and hint again after the restart";
 }
 
+TEST_F(ChannelTest, APeerThatIsNotTheVmsHearsNothing) {
+  // The check runs at every connect, before hello: a socket served by
+  // another process (not the VM's QEMU) gets neither hello nor hint.
+  Peer peer(path("vm"), Behaviour::Good);
+  int checks = 0;
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  sessions.push_back(session("vm", quickReconnect(),
+                             [&checks](int fd) -> std::optional<std::string> {
+                               ++checks;
+                               EXPECT_GE(fd, 0);
+                               return std::string("served by pid 1, not the domain's QEMU");
+                             }));
+  runTicks(sessions, 100, 1000);
+  EXPECT_GE(checks, 2) << "asked again at every reconnect";
+  EXPECT_TRUE(peer.hintTimes().empty()) << "a hint reached a peer that is not the VM's";
+  EXPECT_NE(sessions[0]->snapshot().state, ChannelState::Ready);
+  EXPECT_EQ(sessions[0]->snapshot().connects, 0u);
+  EXPECT_TRUE(logged("not the domain's QEMU; not talking to it"));
+}
+
 TEST_F(ChannelTest, AnAgentThatNeverAcksIsNotCooperative) {
   Peer silent(path("silent"), Behaviour::HelloNoAck);
   std::vector<std::unique_ptr<ChannelSession>> sessions;
-  sessions.push_back(session("silent", ChannelLimits{.ackTimeout = std::chrono::milliseconds(300)}));
+  sessions.push_back(session("silent", ChannelLimits{.session = {.ackTimeout = std::chrono::milliseconds(300)}}));
   runTicks(sessions, 100, 200);
   EXPECT_EQ(sessions[0]->snapshot().state, ChannelState::Ready);
   EXPECT_FALSE(sessions[0]->snapshot().cooperative) << "a hello alone proves nothing";
@@ -336,7 +365,7 @@ TEST_F(ChannelTest, AGoodAgentIsCooperativeOnlyOnceItAcknowledges) {
 TEST_F(ChannelTest, AnAgentThatRepeatsHelloAndNeverAcksStaysUncooperative) {
   Peer spam(path("spam"), Behaviour::HelloSpamNoAck);
   std::vector<std::unique_ptr<ChannelSession>> sessions;
-  sessions.push_back(session("spam", ChannelLimits{.ackTimeout = std::chrono::milliseconds(300)}));
+  sessions.push_back(session("spam", ChannelLimits{.session = {.ackTimeout = std::chrono::milliseconds(300)}}));
   bool everCooperative = false;
   for (int i = 0; i < 15; ++i) {
     runTicks(sessions, 100, 100);

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <thread>
 
 #include "unix_socket.h"
@@ -365,6 +366,37 @@ TEST_F(HostilePeers, TheQmpInventoryLeavesTheMonitorToOtherClientsBetweenQueries
   }
   EXPECT_LT(msSince(start), 500.0) << "no monitor call between queries";
   EXPECT_TRUE(inventory.takeNotes().empty());
+}
+
+TEST_F(HostilePeers, TwentySilentMonitorsCostARefreshOneDeadlineNotTwenty) {
+  // Monitors that greet and then answer nothing: asked one after another,
+  // each cost its 1 s deadline (twice: query-name, query-cpus-fast), and
+  // every VM's sample waited for all of them.
+  const std::string dir = path("qmpdir");
+  std::filesystem::create_directories(dir);
+  DirectoryVm good(dir, "good");
+  std::vector<std::unique_ptr<Monitor>> mute;
+  std::vector<int> hints;
+  for (int i = 0; i < 20; ++i) {
+    const std::string name = dir + "/mute" + std::to_string(i);
+    mute.push_back(std::make_unique<Monitor>(name + ".qmp", answer("")));
+    hints.push_back(listenUnixSocket(name + ".hint.sock", 1));
+  }
+  QmpInventory inventory(vcpufold::RootedFs("/"), dir, {});
+  auto start = Clock::now();
+  EXPECT_EQ(namesOf(inventory), (std::vector<std::string>{"good"}));
+  EXPECT_LT(msSince(start), 2500.0) << "one deadline for all, not one per monitor";
+  const auto samples = inventory.sample();
+  ASSERT_TRUE(samples);
+  EXPECT_EQ(samples->count("good"), 1u);
+  std::size_t timeouts = 0;
+  for (const auto& note : inventory.takeNotes()) timeouts += note.find("no answer within") != std::string::npos;
+  EXPECT_EQ(timeouts, 20u) << "each silent monitor is named";
+  // Backed off, they cost the next refresh nothing.
+  start = Clock::now();
+  EXPECT_EQ(namesOf(inventory), (std::vector<std::string>{"good"}));
+  EXPECT_LT(msSince(start), 500.0);
+  for (int fd : hints) ::close(fd);
 }
 
 TEST_F(HostilePeers, AnUnknownQmpSocketOwnerIsAConfigurationError) {

@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <thread>
 
 #include "child_process.h"
@@ -78,6 +80,32 @@ TEST(HostdIntegration, QmpVmsWithRealAgents) {
                            "vcpufold_vm_hints_sent_total{vm=\"vm1\"}", "vcpufold_vm_delay_ratio{vm=\"vm1\"} 0."})
     EXPECT_NE(metrics.find(line), std::string::npos) << line << "\n" << metrics;
   EXPECT_NE(httpGet(port, "/other").find("404"), std::string::npos);
+
+  // A scrape loop from 50 connections costs hostd a copy per request, not a
+  // render: at most one page per decision, whatever the requests.
+  const auto value = [](const std::string& page, const std::string& name) {
+    const auto at = page.find("\n" + name + " ");
+    return at == std::string::npos ? -1.0 : std::stod(page.substr(at + name.size() + 2));
+  };
+  const auto decisionsOf = [&](const std::string& page) {
+    return value(page, "vcpufold_ticks_total") + value(page, "vcpufold_event_decisions_total");
+  };
+  const std::string before = httpGet(port, "/metrics");
+  std::vector<std::thread> scrapers;
+  std::atomic<int> served{0};
+  for (int i = 0; i < 50; ++i)
+    scrapers.emplace_back([&] {
+      for (int k = 0; k < 20; ++k) served += httpGet(port, "/metrics").find("200 OK") != std::string::npos ? 1 : 0;
+    });
+  for (auto& scraper : scrapers) scraper.join();
+  const std::string after = httpGet(port, "/metrics");
+  EXPECT_GE(served.load(), 100) << "the loop scraped (the cap of 32 may close some of the 50)";
+  const double rendered = value(after, "vcpufold_text_pages_rendered_total") -
+                          value(before, "vcpufold_text_pages_rendered_total");
+  const double decided = decisionsOf(after) - decisionsOf(before);
+  ASSERT_GE(value(before, "vcpufold_text_pages_rendered_total"), 1.0) << before;
+  EXPECT_LE(rendered, decided + 1) << served.load() << " pages served, " << decided << " decisions";
+  EXPECT_NE(after.find("vcpufold_vm_hint_vcpus{vm=\"vm1\"} 1"), std::string::npos) << after;
 
   // The status command prints one row per VM; status reports come from the
   // agents.

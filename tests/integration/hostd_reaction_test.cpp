@@ -2,8 +2,9 @@
 // hostd decides when a guest's demand changes, not only on its tick: the real
 // hostd (a 3 s tick, so that a tick cannot pass for an event), the real agents
 // (which report a change of runnable tasks at once) and two emulated VMs on
-// this host's CPUs. A neighbour waking folds a VM within a fraction of the
-// tick; the neighbour going idle unfolds it once the unfold delay (1 s) has
+// this host's CPUs. A neighbour waking folds a VM at the next tick, when the
+// host's samples show the neighbour's vCPUs busy (its report alone folds
+// nobody); the neighbour going idle unfolds it once the unfold delay (1 s) has
 // passed, not before and not at the next tick. An agent that starts
 // acknowledging gets its share at once.
 
@@ -134,7 +135,7 @@ class SwingingAgent {
 
 }  // namespace
 
-TEST(HostdReaction, ANeighbourWakingFoldsAtOnceAndItsIdlingUnfoldsAfterTheDelay) {
+TEST(HostdReaction, ANeighbourWakingFoldsAtTheNextTickAndItsIdlingUnfoldsAfterTheDelay) {
   if (std::thread::hardware_concurrency() > 2) GTEST_SKIP() << "the emulated VMs' load assumes 2 host CPUs";
   FleetBinaries binaries{VCPUFOLD_EMULATED_VM, VCPUFOLD_AGENT_BINARY, VCPUFOLD_HOSTD_BINARY};
   vcpufold::testing::FixtureTree work("");
@@ -153,14 +154,18 @@ TEST(HostdReaction, ANeighbourWakingFoldsAtOnceAndItsIdlingUnfoldsAfterTheDelay)
       << readFile(hostdLog);
   std::this_thread::sleep_for(std::chrono::milliseconds(kTickMs));  // both acknowledged, statuses in
 
-  // vm-b wakes with 4 tasks: 6 wanted on 2 CPUs, vm-a's share is 1.
+  // vm-b wakes with 4 tasks: 6 wanted on 2 CPUs, vm-a's share is 1. Its
+  // report comes at once, but a rise above what the host sees counts only on
+  // the host's evidence (allocation.md): the next tick's samples show vm-b's
+  // vCPUs busy, and vm-a folds then, not on vm-b's word.
   fleet.setTasks(1, 4);
-  ASSERT_TRUE(waitUntil([&] { return preferredNow(fleet, 0) == 1; }, 2 * kTickMs)) << readFile(hostdLog);
+  ASSERT_TRUE(waitUntil([&] { return preferredNow(fleet, 0) == 1; }, 3 * kTickMs)) << readFile(hostdLog);
   const double fold = reactionMs(fleet, 1, 0, [](unsigned count) { return count == 1; });
   EXPECT_GT(fold, 0);
-  // A loose functional bound, well under the 3 s tick (the bench times the target).
-  EXPECT_LT(fold, 500) << "folded " << fold << " ms after the change: a tick, not the event\n" << readFile(hostdLog);
+  EXPECT_LT(fold, kTickMs + 500) << "folded " << fold << " ms after the change: later than the next tick\n"
+                                 << readFile(hostdLog);
   EXPECT_NE(readFile(hostdLog).find("vm-b reports demand 4.00"), std::string::npos) << readFile(hostdLog);
+
 
   // vm-b goes idle: vm-a's 2 tasks may have both CPUs again, after the unfold delay.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));

@@ -47,7 +47,8 @@ const TickReport& DecisionMemory::decideOnSnapshot(const DecisionSettings& setti
   inputs.statusMaxAge = settings.lease;
   inputs.missingInputHold = settings.missingInputHold;
   inputs.hintTtlMs = static_cast<std::uint32_t>(settings.lease.count());
-  inputs.inputsMissingSince = inputsMissingSince_;
+  inputs.inputsMissingSince = hostInputsMissingSince_;
+  inputs.poolInputsMissingSince = poolInputsMissingSince_;
   inputs.previousSamples = previousSamples_;
   inputs.previousNonVmCpus = previousNonVmCpus_;
   inputs.channels = std::move(channels);
@@ -61,7 +62,9 @@ const TickReport& DecisionMemory::decideOnSnapshot(const DecisionSettings& setti
     addSnapshotInputs(inputs, *snapshot, previousTicks_);
   latest_ = decideTick(settings.allocation, inputs, hintState_, number);
   hintState_ = latest_.hintState;
+  indexRows();
   remember(inputs, snapshot, stale, now);
+  std::erase_if(eventBudgets_, [this](const auto& entry) { return !rowOf_.count(entry.first); });
   return latest_;
 }
 
@@ -71,6 +74,20 @@ void DecisionMemory::remember(const TickInputs& inputs, const HostSnapshot* snap
     if (!inputsMissingSince_) inputsMissingSince_ = now;
   } else {
     inputsMissingSince_.reset();
+  }
+  if (latest_.inputsMissingHostWide) {
+    if (!hostInputsMissingSince_) hostInputsMissingSince_ = now;
+  } else {
+    hostInputsMissingSince_.reset();
+    // A pool's episode lasts while a VM of it has no sample; a host-wide
+    // episode does not say whether the pools' ended, so it keeps them.
+    std::map<std::string, Clock::time_point> pools;
+    for (const PoolReport& pool : latest_.pools)
+      if (pool.inputsMissing) {
+        const auto since = poolInputsMissingSince_.find(pool.name);
+        pools[pool.name] = since == poolInputsMissingSince_.end() ? now : since->second;
+      }
+    poolInputsMissingSince_ = std::move(pools);
   }
   if (!stale) {
     // Counters of this snapshot become the baseline of the next decision; a
@@ -82,12 +99,20 @@ void DecisionMemory::remember(const TickInputs& inputs, const HostSnapshot* snap
                           [&entry](const VmRecord& vm) { return vm.name == entry.first; });
     });
     if (snapshot->cpuTicks) previousTicks_ = snapshot->cpuTicks;
-    if (!latest_.inputsMissing && inputs.hostBusyCpus) {
-      previousNonVmCpus_.clear();
-      for (const PoolReport& pool : latest_.pools) previousNonVmCpus_[pool.name] = pool.measuredNonVmCpus;
+    if (!latest_.inputsMissingHostWide && inputs.hostBusyCpus) {
+      // A held pool's measure counts its VM without a sample as non-VM load: its last one stands.
+      std::map<std::string, double> measured;
+      for (const PoolReport& pool : latest_.pools) {
+        const auto before = previousNonVmCpus_.find(pool.name);
+        if (!pool.inputsMissing)
+          measured[pool.name] = pool.measuredNonVmCpus;
+        else if (before != previousNonVmCpus_.end())
+          measured[pool.name] = before->second;
+      }
+      previousNonVmCpus_ = std::move(measured);
     }
   }
-  if (!stale && !latest_.inputsMissing)
+  if (!stale && !latest_.inputsMissingHostWide)
     decidedInputs_ = inputs;
   else
     decidedInputs_.reset();
@@ -101,7 +126,18 @@ const TickReport* DecisionMemory::decideOnEvent(const DecisionSettings& settings
   decidedInputs_->channels = std::move(channels);
   latest_ = decideTick(settings.allocation, *decidedInputs_, hintState_, number);
   hintState_ = latest_.hintState;
+  indexRows();
   return &latest_;
+}
+
+bool DecisionMemory::allowEventDecisionFor(const std::string& vm, Clock::time_point now) {
+  return eventBudgets_.try_emplace(vm, kEventDecisionsPerVm, kEventDecisionWindow).first->second.allow(now);
+}
+
+void DecisionMemory::indexRows() {
+  rowOf_.clear();
+  rowOf_.reserve(latest_.vms.size());
+  for (std::size_t i = 0; i < latest_.vms.size(); ++i) rowOf_.emplace(latest_.vms[i].record.name, i);
 }
 
 bool DecisionMemory::worthDeciding(Clock::time_point takenAt, std::chrono::milliseconds interval) {
@@ -112,11 +148,13 @@ bool DecisionMemory::worthDeciding(Clock::time_point takenAt, std::chrono::milli
 
 std::optional<std::string> DecisionMemory::demandMoved(const std::string& vm, double demand, bool cooperative) const {
   if (!decidedInputs_ || !cooperative) return std::nullopt;  // nothing to revise, or its word does not count
-  const auto row = std::find_if(latest_.vms.begin(), latest_.vms.end(),
-                                [&vm](const VmReport& report) { return report.record.name == vm; });
-  if (row == latest_.vms.end()) return std::nullopt;
+  // Asked for every status of every VM: a lookup, not a scan of a thousand rows.
+  const auto index = rowOf_.find(vm);
+  if (index == rowOf_.end()) return std::nullopt;
+  const VmReport* row = &latest_.vms[index->second];
   // Compared with the report the last decision had (else with the demand it used).
-  const double before = row->statusFresh ? row->channel.lastStatus->demand : row->allocation.demand;
+  const double before = row->statusFresh ? row->channel.lastStatus->demand
+                                         : row->allocation.demand - row->allocation.overhead;
   if (std::abs(demand - before) < 1.0) return std::nullopt;
   return escapeForLog(vm, 128) + " reports demand " + fixedDecimals(demand, 2) + " (was " + fixedDecimals(before, 2) +
          ")";

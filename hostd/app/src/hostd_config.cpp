@@ -6,6 +6,7 @@
 #include <set>
 
 #include "vcpufold/common/daemon_support.h"
+#include "vcpufold/common/system_paths.h"
 #include "vcpufold/common/toml_reader.h"
 #include "vcpufold/common/toml_text.h"
 
@@ -174,11 +175,10 @@ Expected<void> validateHostdConfig(const HostdConfig& config) {
     problems.push_back("hostd.missing_input_hold_ms: " + std::to_string(config.missingInputHoldMs) +
                        " is out of range 0..600000");
   // Socket paths must fit sockaddr_un (107 bytes and the terminating NUL).
-  constexpr std::size_t kMaxSocketPath = 107;
   const auto checkSocket = [&problems](const std::string& key, const std::string& path) {
-    if (path.size() > kMaxSocketPath)
+    if (path.size() > paths::kMaxSocketPath)
       problems.push_back(key + ": the path is " + std::to_string(path.size()) + " bytes; a UNIX socket path may have " +
-                         std::to_string(kMaxSocketPath));
+                         std::to_string(paths::kMaxSocketPath));
   };
   checkSocket("control.socket", config.controlSocket);
   for (std::size_t i = 0; i < config.qmpVms.size(); ++i) {

@@ -11,11 +11,15 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdlib>
+#include <functional>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include "vcpufold/common/log_text.h"
 #include "vcpufold/common/number_text.h"
+#include "vcpufold/common/system_paths.h"
+#include "vcpufold/hostd/channel_peer.h"
 #include "vcpufold/hostd/channel_session.h"
 #include "vcpufold/hostd/cpu_pool.h"
 #include "vcpufold/hostd/decision_memory.h"
@@ -31,7 +35,6 @@ namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr std::size_t kMaxSocketPath = 107;  // sockaddr_un's sun_path less the NUL
 constexpr auto kMetricsRetry = std::chrono::seconds(10);
 constexpr auto kWorkerPatienceOnStop = std::chrono::seconds(3);
 // A changed demand report is acted on this much later: the reports of other
@@ -115,18 +118,31 @@ struct HostdDaemon::Impl {
 
   ChannelLimits limits() const {
     ChannelLimits l;
-    l.ackTimeout = lease();
+    l.session.ackTimeout = lease();
     return l;
+  }
+
+  // Who may serve a VM's hint socket, asked at every connect: with libvirt
+  // the domain's own QEMU (its XML may name any path); in the QMP directory
+  // a socket file of a trusted owner, looked at again (it may have been
+  // replaced since the inventory saw it). [[vm]] tables are the operator's.
+  ChannelSession::PeerCheck peerCheckFor(const VmRecord& vm) {
+    if (config().inventory == InventoryKind::Libvirt)
+      return [fs = parts.fs, name = vm.name](int fd) { return refusedLibvirtPeer(fs, name, fd); };
+    if (vm.policySource == PolicySource::Config) return {};
+    const std::optional<uid_t> owner =
+        config().qmpSocketOwner.empty() ? std::nullopt : uidOfUser(config().qmpSocketOwner);
+    return [path = *vm.channelSocket, owner](int) { return refusedSocketFile(path, owner); };
   }
 
   void reconcileSessions() {
     std::set<std::string> wanted;
     for (const auto& vm : records) {
       if (!vm.channelSocket) continue;
-      if (vm.channelSocket->size() > kMaxSocketPath) {
+      if (vm.channelSocket->size() > paths::kMaxSocketPath) {
         if (refusedSockets.insert(vm.name).second)
           log().warn("{}: channel socket path is {} bytes, over the {} a UNIX socket allows; not connecting",
-                     escapeForLog(vm.name, 128), vm.channelSocket->size(), kMaxSocketPath);
+                     escapeForLog(vm.name, 128), vm.channelSocket->size(), paths::kMaxSocketPath);
         continue;
       }
       wanted.insert(vm.name);
@@ -136,6 +152,7 @@ struct HostdDaemon::Impl {
                                                  [this](const std::string& line) { log().info("{}", line); });
       session->onStatus([this, name = vm.name](const protocol::Status& status) { onStatus(name, status); });
       session->onCooperation([this, name = vm.name] { onCooperation(name); });
+      session->checkPeer(peerCheckFor(vm));
       session->start();
     }
     for (auto it = sessions.begin(); it != sessions.end();) {
@@ -212,8 +229,17 @@ struct HostdDaemon::Impl {
   void onStatus(const std::string& vm, const protocol::Status& status) {
     const auto session = sessions.find(vm);
     const bool cooperative = session != sessions.end() && session->second->snapshot().cooperative;
-    if (auto why = memory.demandMoved(vm, status.demand, cooperative))
-      requestDecision(Clock::now() + kEventDebounce, *why);
+    auto why = memory.demandMoved(vm, status.demand, cooperative);
+    if (!why) return;
+    // A guest whose demand swings on purpose forces a decision for the whole
+    // host each time: each VM may call for kEventsPerVm in kEventWindow, and
+    // beyond that its reports wait for the tick (they still count there).
+    // (kEventDecisionsPerVm in kEventDecisionWindow, decision_memory.h)
+    if (!memory.allowEventDecisionFor(vm, Clock::now())) {
+      ++counters.eventDecisionsRefusedTotal;
+      return;
+    }
+    requestDecision(Clock::now() + kEventDebounce, *why);
   }
 
   // An agent that starts acknowledging has so far been hinted all its vCPUs
@@ -267,23 +293,27 @@ struct HostdDaemon::Impl {
     const TickReport& latest = memory.latest();
     if (latest.inputsMissing) {
       ++counters.inputsMissingTotal;
-      if (latest.hintsWithdrawn) ++counters.hintsWithdrawnTotal;
+      const bool poolWithdrawn = std::any_of(latest.pools.begin(), latest.pools.end(),
+                                             [](const PoolReport& pool) { return pool.hintsWithdrawn; });
+      if (latest.hintsWithdrawn || poolWithdrawn) ++counters.hintsWithdrawnTotal;
       // Said when an episode starts and when what is missing changes (numbers
       // aside), not every tick.
       std::string kind = *latest.inputsMissing;
       std::erase_if(kind, [](char c) { return c >= '0' && c <= '9'; });
+      const char* held = latest.inputsMissingHostWide ? "every hint" : "the hints of that VM's CPU pool";
       if (!missingSince) {
-        log().warn("inputs missing: {}; holding every hint for up to {} ms, never folding further",
-                   escapeForLog(*latest.inputsMissing), config().missingInputHoldMs);
+        log().warn("inputs missing: {}; holding {} for up to {} ms, never folding further",
+                   escapeForLog(*latest.inputsMissing), held, config().missingInputHoldMs);
       } else if (kind != missingKind) {
-        log().warn("inputs missing: {}; holding since {:.0f} ms", escapeForLog(*latest.inputsMissing),
+        log().warn("inputs missing: {}; holding {} since {:.0f} ms", escapeForLog(*latest.inputsMissing), held,
                    msBetween(*missingSince, now));
       }
       missingKind = kind;
-      if (latest.hintsWithdrawn && !withdrawnLogged) {
+      if ((latest.hintsWithdrawn || poolWithdrawn) && !withdrawnLogged) {
         withdrawnLogged = true;
-        log().warn("inputs missing for over {} ms ({}): hints stopped; leases lapse and guests unfold or fall back",
-                   config().missingInputHoldMs, escapeForLog(*latest.inputsMissing));
+        log().warn("inputs missing for over {} ms ({}): {} stopped; leases lapse and guests unfold or fall back",
+                   config().missingInputHoldMs, escapeForLog(*latest.inputsMissing),
+                   latest.hintsWithdrawn ? "hints" : "that pool's hints");
       }
       return;
     }
@@ -345,13 +375,39 @@ struct HostdDaemon::Impl {
     });
   }
 
-  std::string renderMetricsPage() {
-    if (metrics) {
-      counters.metricsConnectionsEvicted = metrics->evictedConnections();
-      counters.metricsAcceptErrors = metrics->acceptErrors();
+  // A page is rendered at most once per decision and served from the cache
+  // in between: a local user scraping in a loop costs hostd a copy per
+  // request, not a render (whose CPU hostd would measure as non-VM load and
+  // fold VMs for).
+  struct CachedPage {
+    std::string text;
+    std::optional<std::uint64_t> decision;  // the decision it shows
+  };
+  CachedPage metricsPage;
+  CachedPage statusPage;
+
+  const std::string& cached(CachedPage& page, const std::function<std::string()>& render) {
+    if (page.decision != decisions) {
+      ++counters.textPagesRendered;
+      page.text = render();
+      page.decision = decisions;
     }
-    counters.metricsListening = metrics != nullptr;
-    return renderMetrics(memory.latest(), tickDuration, counters);
+    return page.text;
+  }
+
+  std::string renderMetricsPage() {
+    return cached(metricsPage, [this] {
+      if (metrics) {
+        counters.metricsConnectionsEvicted = metrics->evictedConnections();
+        counters.metricsAcceptErrors = metrics->acceptErrors();
+      }
+      counters.metricsListening = metrics != nullptr;
+      return renderMetrics(memory.latest(), tickDuration, counters);
+    });
+  }
+
+  std::string renderStatusPage() {
+    return cached(statusPage, [this] { return renderStatusTable(memory.latest(), true); });
   }
 
   // A busy port must not keep hints from flowing: the daemon runs on and
@@ -441,7 +497,7 @@ int HostdDaemon::run() {
     std::error_code ignored;
     std::filesystem::create_directories(directory, ignored);
     auto control = ControlServer::start(impl.io, impl.parts.fs.resolve(config.controlSocket).string(),
-                                        [&impl] { return renderStatusTable(impl.memory.latest(), true); });
+                                        [&impl] { return impl.renderStatusPage(); });
     if (!control) {
       impl.log().error("{}", control.error().message);
       return 1;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "vcpufold/common/config_file.h"
+#include "vcpufold/common/log_text.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/hostd/domain_xml.h"
 #include "vcpufold/hostd/fleet_rule.h"
@@ -109,29 +110,33 @@ Expected<ScopePolicy> readScope(PolicyStore& store, const std::string& vm, Polic
   return out;
 }
 
+// Metadata and names come from VM owners: escaped like the log, so a
+// terminal shows what they hold and acts on none of it.
+std::string shown(const std::string& text) { return escapeForLog(text, 4096); }
+
 void printScope(const char* name, const ScopePolicy& scope) {
   if (!scope.xml)
     std::printf("  %-7s no policy metadata: the default (%s)\n", name, describe(FoldPolicy{}).c_str());
   else if (scope.error)
-    std::printf("  %-7s %s\n          refused: %s\n", name, scope.xml->c_str(), scope.error->c_str());
+    std::printf("  %-7s %s\n          refused: %s\n", name, shown(*scope.xml).c_str(), shown(*scope.error).c_str());
   else
-    std::printf("  %-7s %s\n", name, scope.xml->c_str());
+    std::printf("  %-7s %s\n", name, shown(*scope.xml).c_str());
 }
 
 int show(PolicyStore& store, const PolicyRequest& request, const PolicyStore::DomainState& state,
          const HostdConfig& hostdConfig) {
-  std::printf("%s: %s, %s, on %s\n", request.vm.c_str(), state.running ? "running" : "shut off",
+  std::printf("%s: %s, %s, on %s\n", shown(request.vm).c_str(), state.running ? "running" : "shut off",
               state.persistent ? "persistent" : "transient", store.uri().c_str());
   std::optional<ScopePolicy> live, config;
   if (state.running) {
     auto read = readScope(store, request.vm, PolicyScope::Live);
-    if (!read) return std::fprintf(stderr, "vcpufold-hostd policy: %s\n", read.error().message.c_str()), 1;
+    if (!read) return std::fprintf(stderr, "vcpufold-hostd policy: %s\n", shown(read.error().message).c_str()), 1;
     live = *read;
     printScope("live:", *live);
   }
   if (state.persistent) {
     auto read = readScope(store, request.vm, PolicyScope::Config);
-    if (!read) return std::fprintf(stderr, "vcpufold-hostd policy: %s\n", read.error().message.c_str()), 1;
+    if (!read) return std::fprintf(stderr, "vcpufold-hostd policy: %s\n", shown(read.error().message).c_str()), 1;
     config = *read;
     printScope("config:", *config);
   }
@@ -201,7 +206,7 @@ Expected<std::vector<PolicyScope>> policyScopesFor(const PolicyRequest& request,
 
 int runPolicyCommand(const HostdOptions& options, const PolicyRequest& request) {
   const auto fail = [](const std::string& message) {
-    std::fprintf(stderr, "vcpufold-hostd policy: %s\n", message.c_str());
+    std::fprintf(stderr, "vcpufold-hostd policy: %s\n", shown(message).c_str());
     return 1;
   };
   const HostdConfig config = configOf(options);
@@ -224,7 +229,7 @@ int runPolicyCommand(const HostdOptions& options, const PolicyRequest& request) 
     if (!current) return fail(current.error().message);
     if (current->error)
       std::fprintf(stderr, "vcpufold-hostd policy: the %s element is refused (%s); starting from the default\n",
-                   policyScopeName(scope), current->error->c_str());
+                   policyScopeName(scope), shown(*current->error).c_str());
     auto policy = applyPolicyAssignments(current->policy, request.assignments);
     if (!policy) return fail(policy.error().message + "; nothing changed");
     writes.emplace_back(scope, formatPolicyXml(*policy));
@@ -234,9 +239,9 @@ int runPolicyCommand(const HostdOptions& options, const PolicyRequest& request) 
     auto back = readScope(*store, request.vm, scope);
     if (!back) return fail(back.error().message);
     if (back->xml)
-      std::printf("%s %s: %s\n", request.vm.c_str(), policyScopeName(scope), back->xml->c_str());
+      std::printf("%s %s: %s\n", shown(request.vm).c_str(), policyScopeName(scope), shown(*back->xml).c_str());
     else
-      std::printf("%s %s: no policy metadata: the default (%s)\n", request.vm.c_str(), policyScopeName(scope),
+      std::printf("%s %s: no policy metadata: the default (%s)\n", shown(request.vm).c_str(), policyScopeName(scope),
                   describe(FoldPolicy{}).c_str());
   }
   return 0;

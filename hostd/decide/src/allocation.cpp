@@ -21,6 +21,28 @@ std::uint32_t upperBound(const VmDemand& vm) {
 
 bool followsHints(const VmDemand& vm) { return vm.cooperative && vm.policy.mode != FoldMode::Guest; }
 
+// Whether the host sees the VM use the vCPUs it has: the evidence a report
+// above the observed demand needs.
+bool usesWhatItHas(const VmDemand& vm) {
+  const std::uint32_t inUse = std::min(vm.vcpusInUse.value_or(vm.vcpus), vm.vcpus);
+  return vm.observedDemand + kReportEvidenceSlackCpus >= static_cast<double>(inUse) - kEpsilon;
+}
+
+// The demand before the clamp, and whether a report was set aside.
+std::pair<double, bool> demandOf(const VmDemand& vm) {
+  if (!vm.reportedDemand) return {vm.observedDemand, false};
+  const double reported = *vm.reportedDemand;
+  if (reported <= vm.observedDemand) return {vm.reportIsNewer ? reported : vm.observedDemand, false};
+  if (usesWhatItHas(vm)) return {reported, false};
+  return {vm.observedDemand, reported > vm.observedDemand + kReportEvidenceSlackCpus};
+}
+
+HintState settled(std::uint32_t hint) {
+  HintState state;
+  state.hint = hint;
+  return state;
+}
+
 // The share as whole guest cores within the policy's bounds.
 std::uint32_t hintForShare(const VmDemand& vm, double share) {
   const std::uint32_t upper = upperBound(vm);
@@ -103,14 +125,17 @@ Allocation allocate(const AllocationConfig& config, const PoolLayout& layout,
     result.pools.push_back(pool);
     result.capacity += pool.capacity;
   }
+  std::vector<bool> discounted;
+  discounted.reserve(vms.size());
   for (std::size_t i = 0; i < vms.size(); ++i) {
     const VmDemand& vm = vms[i];
-    double demand = vm.reportIsNewer && vm.reportedDemand
-                        ? *vm.reportedDemand
-                        : std::max(vm.observedDemand, vm.reportedDemand.value_or(0.0));
+    auto [demand, reportDiscounted] = demandOf(vm);
     // A VM following hints cannot use more than its policy lets it; others, their vCPUs.
     demand = std::clamp(demand, 0.0, static_cast<double>(followsHints(vm) ? upperBound(vm) : vm.vcpus));
+    // Its QEMU's own threads are its load too, shared under its weight.
+    demand += std::max(vm.overheadCpus, 0.0);
     demands.push_back(demand);
+    discounted.push_back(reportDiscounted);
     weights.push_back(vm.weight);
     result.totalDemand += demand;
     result.pools[layout.poolOfVm[i]].demand += demand;
@@ -139,44 +164,67 @@ Allocation allocate(const AllocationConfig& config, const PoolLayout& layout,
     VmAllocation out;
     out.name = vm.name;
     out.demand = demands[i];
+    out.overhead = std::max(vm.overheadCpus, 0.0);
     out.share = shares[i];
+    // What is left of the share for its vCPUs once its QEMU's own work is paid.
+    const double vcpuShare = std::max(out.share - out.overhead, 0.0);
     out.pool = layout.poolOfVm[i];
     out.dedicated = layout.dedicated[i];
     const bool contention = result.pools[out.pool].contention;
     const std::string& pool = poolContext[out.pool];
     const auto found = previous.find(vm.name);
     const HintState before = found == previous.end() ? HintState{} : found->second;
-    const std::string context =
-        contention ? pool + fixedDecimals(out.share, 2) + " (weight " + fixedDecimals(vm.weight, 2) + ")" : pool;
+    // Every decision of the VM ends here: the hint's growth is remembered (its
+    // samples lag it), and a report set aside is said.
+    const auto finish = [&](VmAllocation&& decided) {
+      if (before.hint != 0 && decided.state.hint > before.hint) {
+        decided.state.grewAt = now;
+        decided.state.hintBeforeGrowth = before.hint;
+      } else if (decided.state.hint != 0) {
+        decided.state.grewAt = before.grewAt;
+        decided.state.hintBeforeGrowth = before.hintBeforeGrowth;
+      }
+      decided.reportDiscounted = discounted[i];
+      if (decided.reportDiscounted)
+        decided.reason += "; reported demand " + fixedDecimals(*vm.reportedDemand, 2) +
+                          " not counted: the host sees it use " + fixedDecimals(vm.observedDemand, 2) + " of " +
+                          std::to_string(std::min(vm.vcpusInUse.value_or(vm.vcpus), vm.vcpus)) + " vCPUs";
+      result.vms.push_back(std::move(decided));
+    };
+    const std::string overheadText =
+        out.overhead >= 0.005 ? ", of which " + fixedDecimals(out.overhead, 2) + " its QEMU's own threads" : "";
+    const std::string context = contention ? pool + fixedDecimals(out.share, 2) + " (weight " +
+                                                 fixedDecimals(vm.weight, 2) + overheadText + ")"
+                                           : pool;
     if (!vm.cooperative) {
       if (vm.reachable && vm.policy.mode != FoldMode::Guest) {
         // Hinting all vCPUs folds nothing, and gives the agent a hint to acknowledge.
         out.hint = vm.vcpus;
-        out.state = HintState{vm.vcpus, 0, std::nullopt};
+        out.state = settled(vm.vcpus);
         out.reason = "agent has not acknowledged a hint: all " + std::to_string(vm.vcpus) +
                      " vCPUs until it does; counted at demand " + fixedDecimals(out.demand, 2);
       } else {
         out.reason = "no working agent: counted at demand " + fixedDecimals(out.demand, 2) + ", not hinted";
       }
-      result.vms.push_back(std::move(out));
+      finish(std::move(out));
       continue;
     }
     switch (vm.policy.mode) {
       case FoldMode::Guest:
         out.reason = "policy guest: the guest's own fallback decides";
-        result.vms.push_back(std::move(out));
+        finish(std::move(out));
         continue;
       case FoldMode::Off:
         out.hint = vm.vcpus;
-        out.state = HintState{vm.vcpus, 0, std::nullopt};
+        out.state = settled(vm.vcpus);
         out.reason = "policy off: all " + std::to_string(vm.vcpus) + " vCPUs";
-        result.vms.push_back(std::move(out));
+        finish(std::move(out));
         continue;
       case FoldMode::Fixed:
         out.hint = upperBound(vm);
-        out.state = HintState{*out.hint, 0, std::nullopt};
+        out.state = settled(*out.hint);
         out.reason = "policy fixed: " + std::to_string(*out.hint) + " vCPUs";
-        result.vms.push_back(std::move(out));
+        finish(std::move(out));
         continue;
       case FoldMode::Auto:
         break;
@@ -185,33 +233,33 @@ Allocation allocate(const AllocationConfig& config, const PoolLayout& layout,
       // The agent would acknowledge a smaller hint with all its CPUs: it is
       // counted at its demand like a VM with policy off, and said so.
       out.hint = vm.vcpus;
-      out.state = HintState{vm.vcpus, 0, std::nullopt};
+      out.state = settled(vm.vcpus);
       out.reason = "not folded: guest kernel (" + *vm.autoFoldDeclinedClass +
                    ", which its agent does not fold on auto hints): all " + std::to_string(vm.vcpus) +
                    " vCPUs, counted at demand " + fixedDecimals(out.demand, 2);
-      result.vms.push_back(std::move(out));
+      finish(std::move(out));
       continue;
     }
     if (out.dedicated) {
       out.hint = vm.vcpus;
-      out.state = HintState{vm.vcpus, 0, std::nullopt};
+      out.state = settled(vm.vcpus);
       out.reason = "dedicated: each vCPU pinned to a pCPU of its own (" + result.pools[out.pool].name + "): all " +
                    std::to_string(vm.vcpus) + " vCPUs, never folded";
-      result.vms.push_back(std::move(out));
+      finish(std::move(out));
       continue;
     }
 
-    const std::uint32_t target = contention ? hintForShare(vm, out.share) : upperBound(vm);
+    const std::uint32_t target = contention ? hintForShare(vm, vcpuShare) : upperBound(vm);
     const std::string targetText = std::to_string(target) + " vCPUs";
     if (before.hint == 0 || target <= before.hint) {
       // Folding (or the first hint) takes effect at once.
       out.hint = target;
-      out.state = HintState{target, 0, std::nullopt};
+      out.state = settled(target);
       out.reason = context + " -> " + targetText;
-    } else if (contention && out.share < before.hint + config.unfoldMarginCpus) {
+    } else if (contention && vcpuShare < before.hint + config.unfoldMarginCpus) {
       // A share hovering just above a core boundary (load noise, QEMU's own threads) holds the hint.
       out.hint = before.hint;
-      out.state = HintState{before.hint, 0, std::nullopt};
+      out.state = settled(before.hint);
       out.reason = context + " -> holding " + std::to_string(before.hint) + " vCPUs (share within " +
                    fixedDecimals(config.unfoldMarginCpus, 2) + " of it)";
     } else {
@@ -220,19 +268,36 @@ Allocation allocate(const AllocationConfig& config, const PoolLayout& layout,
       const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - since);
       if (waited >= config.unfoldDelay) {
         out.hint = candidate;
-        out.state = HintState{candidate, 0, std::nullopt};
+        out.state = settled(candidate);
         out.reason = context + " -> unfold to " + std::to_string(candidate) + " vCPUs (asked for " +
                      std::to_string(waited.count()) + " ms)";
       } else {
         out.hint = before.hint;
-        out.state = HintState{before.hint, candidate, since};
+        out.state = settled(before.hint);
+        out.state.unfoldTarget = candidate;
+        out.state.unfoldAskedSince = since;
         out.reason = context + " -> " + targetText + ", unfold pending (" + std::to_string(waited.count()) + " of " +
                      std::to_string(config.unfoldDelay.count()) + " ms); holding " + std::to_string(before.hint);
       }
     }
-    result.vms.push_back(std::move(out));
+    finish(std::move(out));
   }
   return result;
+}
+
+std::optional<std::uint32_t> vcpusInUseDuring(const HintState* state,
+                                              std::optional<std::chrono::steady_clock::time_point> windowStartedAt,
+                                              std::chrono::steady_clock::time_point now) {
+  if (state == nullptr || state->hint == 0) return std::nullopt;
+  std::uint32_t inUse = state->hint;
+  if (state->grewAt && state->hintBeforeGrowth != 0) {
+    // The guest applies a larger hint a moment after it is sent, so the
+    // window after the growth may still show the smaller one.
+    const auto windowStart = windowStartedAt.value_or(now);
+    const auto window = now - windowStart;
+    if (*state->grewAt >= windowStart - window) inUse = std::min(inUse, state->hintBeforeGrowth);
+  }
+  return inUse;
 }
 
 }  // namespace vcpufold::hostd

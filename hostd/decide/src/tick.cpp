@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/hostd/tick.h"
 
+#include <algorithm>
+
+#include "vcpufold/common/log_text.h"
 #include "vcpufold/hostd/cpu_pools.h"
 
 namespace vcpufold::hostd {
@@ -11,20 +14,25 @@ double effectiveWeight(const VmRecord& vm, bool cgroupV2) {
   return 100.0;
 }
 
-std::optional<std::string> missingInputsOf(const TickInputs& inputs) {
-  std::vector<std::string> missing = inputs.missingInputs;
-  // What follows from a failed read is not said again (a stale snapshot has
-  // no samples of any VM).
-  if (missing.empty() && inputs.poolCpus <= 0) missing.push_back("the VM CPU pool is empty or unknown");
-  if (missing.empty())
-    for (const VmRecord& vm : inputs.vms)
-      if (!inputs.samples.count(vm.name)) missing.push_back("no vCPU sample of " + vm.name);
+namespace {
+
+std::optional<std::string> joined(const std::vector<std::string>& missing) {
   if (missing.empty()) return std::nullopt;
   std::string text;
   constexpr std::size_t kShown = 3;  // a libvirt outage misses every VM: name a few
   for (std::size_t i = 0; i < std::min(missing.size(), kShown); ++i) text += (i ? "; " : "") + missing[i];
   if (missing.size() > kShown) text += "; and " + std::to_string(missing.size() - kShown) + " more";
   return text;
+}
+
+}  // namespace
+
+std::optional<std::string> missingInputsOf(const TickInputs& inputs) {
+  std::vector<std::string> missing = inputs.missingInputs;
+  // What follows from a failed read is not said again (a stale snapshot has
+  // no samples of any VM).
+  if (missing.empty() && inputs.poolCpus <= 0) missing.push_back("the VM CPU pool is empty or unknown");
+  return joined(missing);
 }
 
 bool statusIsFresh(const ChannelSnapshot& channel, std::chrono::steady_clock::time_point now,
@@ -40,7 +48,11 @@ protocol::Hint wireHint(std::uint32_t vcpus, FoldMode mode, std::uint32_t ttlMs,
   const protocol::HintPolicy policy = mode == FoldMode::Off     ? protocol::HintPolicy::Off
                                       : mode == FoldMode::Fixed ? protocol::HintPolicy::Fixed
                                                                 : protocol::HintPolicy::Auto;
-  return protocol::Hint{0, vcpus, ttlMs, policy, reason.substr(0, kMaxReasonBytes)};
+  // Escaped and cut between whole characters: any text hostd put in a reason
+  // (a VM's name, a pool's) still encodes, so no hint is lost to its reason.
+  std::string text = escapeWithin(reason, kMaxReasonBytes);
+  if (text.empty()) text = "-";
+  return protocol::Hint{0, vcpus, ttlMs, policy, std::move(text)};
 }
 
 namespace {
@@ -60,45 +72,76 @@ PoolLoad loadOf(const TickInputs& inputs, const TickReport& report) {
   PoolLoad load;
   load.cpuBusy = inputs.cpuBusy;
   if (load.cpuBusy.empty()) load.poolBusyCpus = inputs.hostBusyCpus;
-  for (const VmReport& row : report.vms) load.vmRunCpus.push_back(row.load ? row.load->runCpus : 0.0);
+  // A VM's run time is every thread of its QEMU: its emulator and I/O
+  // threads are its load, not the pool's (which every VM would pay for).
+  for (const VmReport& row : report.vms)
+    load.vmRunCpus.push_back(row.load ? row.load->runCpus + row.load->otherRunCpus : 0.0);
   load.reserveCpus = inputs.reserveCpus;
   load.previousNonVmCpus = inputs.previousNonVmCpus;
   return load;
 }
 
 // Missing inputs: the hints in force stay (and are renewed) for the hold, then
-// every hint stops. Nothing is decided from what is left.
+// they stop. Nothing is decided for the VM from what is left.
+void holdOrWithdrawRow(VmReport& row, const std::string& missing, std::chrono::steady_clock::duration lasted,
+                       bool withdrawn, const TickInputs& inputs, const std::map<std::string, HintState>& hintState,
+                       std::map<std::string, HintState>& next) {
+  const auto lastedMs = std::chrono::duration_cast<std::chrono::milliseconds>(lasted).count();
+  VmAllocation& allocation = row.allocation;
+  row.inputsMissing = true;
+  allocation.name = row.record.name;
+  allocation.hint.reset();
+  allocation.state = HintState{};
+  const auto held = hintState.find(row.record.name);
+  if (withdrawn) {
+    allocation.reason = "inputs missing for " + std::to_string(lastedMs) + " ms (" + missing +
+                        "): hints stopped; the lease lapses and the guest unfolds or falls back";
+  } else if (held != hintState.end()) {
+    allocation.hint = held->second.hint;
+    allocation.state.hint = held->second.hint;
+    next[row.record.name] = allocation.state;
+    allocation.reason = "inputs missing (" + missing + "): holding " + std::to_string(held->second.hint) +
+                        " vCPUs for up to " + std::to_string(inputs.missingInputHold.count()) + " ms";
+  } else {
+    allocation.reason = "inputs missing (" + missing + "): not hinted";
+  }
+}
+
+// A host-wide input is missing: every VM holds, then every hint stops.
 void holdOrWithdraw(const TickInputs& inputs, const std::string& missing, TickReport& report,
                     const std::map<std::string, HintState>& hintState) {
   const auto lasted = inputs.now - inputs.inputsMissingSince.value_or(inputs.now);
-  const auto lastedMs = std::chrono::duration_cast<std::chrono::milliseconds>(lasted).count();
   report.inputsMissing = missing;
+  report.inputsMissingHostWide = true;
   report.hintsWithdrawn = lasted > inputs.missingInputHold;
   std::map<std::string, HintState> next;
-  for (auto& row : report.vms) {
-    row.allocation.name = row.record.name;
-    const auto held = hintState.find(row.record.name);
-    if (report.hintsWithdrawn) {
-      row.allocation.reason = "inputs missing for " + std::to_string(lastedMs) + " ms (" + missing +
-                              "): hints stopped; the lease lapses and the guest unfolds or falls back";
-    } else if (held != hintState.end()) {
-      row.allocation.hint = held->second.hint;
-      row.allocation.state = HintState{held->second.hint, 0, std::nullopt};
-      next[row.record.name] = row.allocation.state;
-      row.allocation.reason = "inputs missing (" + missing + "): holding " + std::to_string(held->second.hint) +
-                              " vCPUs for up to " + std::to_string(inputs.missingInputHold.count()) + " ms";
-    } else {
-      row.allocation.reason = "inputs missing (" + missing + "): not hinted";
-    }
-  }
+  for (auto& row : report.vms) holdOrWithdrawRow(row, missing, lasted, report.hintsWithdrawn, inputs, hintState, next);
   report.hintState = std::move(next);
 }
 
+// Each pool with a VM that has no sample: why, by pool index.
+std::map<std::size_t, std::string> poolsMissingSamples(const TickInputs& inputs, const PoolLayout& layout) {
+  std::map<std::size_t, std::vector<std::string>> missing;
+  for (std::size_t i = 0; i < inputs.vms.size(); ++i)
+    if (!inputs.samples.count(inputs.vms[i].name))
+      missing[layout.poolOfVm[i]].push_back("no vCPU sample of " + inputs.vms[i].name);
+  std::map<std::size_t, std::string> text;
+  for (const auto& [pool, reasons] : missing) text[pool] = *joined(reasons);
+  return text;
+}
+
 // Every hinted VM's finished hint, in one place for both kinds of decision.
+// A hint's reason speaks only of its own VM: while inputs are missing, the
+// status names what is missing (other VMs among it), the guest hears only
+// that its hint is held.
 void finishHints(const TickInputs& inputs, TickReport& report) {
-  for (auto& row : report.vms)
-    if (row.allocation.hint)
-      row.hint = wireHint(*row.allocation.hint, row.record.policy.mode, inputs.hintTtlMs, row.allocation.reason);
+  for (auto& row : report.vms) {
+    if (!row.allocation.hint) continue;
+    const std::string held = "inputs missing on the host: holding " + std::to_string(*row.allocation.hint) +
+                             " vCPUs for up to " + std::to_string(inputs.missingInputHold.count()) + " ms";
+    row.hint = wireHint(*row.allocation.hint, row.record.policy.mode, inputs.hintTtlMs,
+                        row.inputsMissing ? held : row.allocation.reason);
+  }
 }
 
 }  // namespace
@@ -117,6 +160,12 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
   for (const VmRecord& vm : inputs.vms) {
     VmReport row;
     row.record = vm;
+    // The sample is this tick's; the record may be a refresh older: after a
+    // vCPU hot-plug or unplug the sample's count is what the VM has, so no
+    // hint names more or fewer vCPUs than it has.
+    if (const auto sampled = inputs.samples.find(vm.name);
+        sampled != inputs.samples.end() && !sampled->second.vcpus.empty())
+      row.record.vcpus = static_cast<std::uint32_t>(sampled->second.vcpus.size());
     row.weight = effectiveWeight(vm, inputs.cgroupV2);
     if (const auto channel = inputs.channels.find(vm.name); channel != inputs.channels.end())
       row.channel = channel->second;
@@ -124,12 +173,16 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     const auto before = inputs.previousSamples.find(vm.name);
     if (now != inputs.samples.end() && before != inputs.previousSamples.end())
       row.load = deriveLoad(before->second, now->second);
-    if (row.load) report.vmRunCpus += row.load->runCpus;
+    if (row.load) report.vmRunCpus += row.load->runCpus + row.load->otherRunCpus;
 
     VmDemand demand;
     demand.name = vm.name;
-    demand.vcpus = std::max<std::uint32_t>(vm.vcpus, 1);
+    demand.vcpus = std::max<std::uint32_t>(row.record.vcpus, 1);
     demand.observedDemand = row.load ? row.load->demandCpus : 0.0;
+    demand.overheadCpus = row.load ? row.load->otherRunCpus : 0.0;
+    const auto state = hintState.find(vm.name);
+    demand.vcpusInUse =
+        vcpusInUseDuring(state == hintState.end() ? nullptr : &state->second, inputs.windowStartedAt, inputs.now);
     // A guest's word counts only while it is fresh and the guest cooperates;
     // allocate() caps it at the VM's vCPUs.
     row.statusFresh = statusIsFresh(row.channel, inputs.now, inputs.statusMaxAge);
@@ -166,7 +219,10 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
                    capacity.measuredNonVmCpus,
                    capacity.nonVmCpus,
                    capacity.reserveCpus,
-                   capacity.capacity};
+                   capacity.capacity,
+                   0.0,
+                   false,
+                   std::nullopt};
     for (std::size_t vm : pool.vms) out.dedicatedVms += layout.dedicated[vm] ? 1U : 0U;
     report.measuredNonVmCpus += out.measuredNonVmCpus;
     report.nonVmCpus += out.nonVmCpus;
@@ -180,6 +236,8 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     return report;
   }
 
+  // Pools are decided apart: a pool whose VMs all have samples is decided
+  // even while another pool holds for a VM without one.
   const Allocation allocation = allocate(config, layout, capacities, demands, hintState, inputs.now);
   report.totalDemand = allocation.totalDemand;
   report.contention = allocation.contention;
@@ -191,6 +249,26 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     report.vms[i].allocation = allocation.vms[i];
     if (allocation.vms[i].hint) report.hintState[allocation.vms[i].name] = allocation.vms[i].state;
   }
+  const auto heldPools = poolsMissingSamples(inputs, layout);
+  for (const auto& [p, missing] : heldPools) {
+    PoolReport& pool = report.pools[p];
+    const auto since = inputs.poolInputsMissingSince.find(pool.name);
+    const auto lasted = since == inputs.poolInputsMissingSince.end() ? std::chrono::steady_clock::duration{}
+                                                                        : inputs.now - since->second;
+    pool.inputsMissing = missing;
+    pool.hintsWithdrawn = lasted > inputs.missingInputHold;
+    pool.contention = false;  // not decided
+    std::map<std::string, HintState> next;
+    for (std::size_t vm : layout.pools[p].vms) {
+      report.hintState.erase(report.vms[vm].record.name);
+      holdOrWithdrawRow(report.vms[vm], missing, lasted, pool.hintsWithdrawn, inputs, hintState, next);
+    }
+    report.hintState.merge(next);
+    const std::string scoped = missing + (report.pools.size() > 1 ? " (pool " + pool.name + " held)" : "");
+    report.inputsMissing = report.inputsMissing ? *report.inputsMissing + "; " + scoped : scoped;
+  }
+  report.contention = std::any_of(report.pools.begin(), report.pools.end(),
+                                  [](const PoolReport& pool) { return pool.contention; });
   finishHints(inputs, report);
   return report;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/hostd/vcpu_sample.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <map>
 
@@ -39,12 +41,16 @@ Expected<VcpuCounters> parseSchedstat(std::string_view text) {
 }
 
 std::optional<VmLoad> deriveLoad(const VmSample& previous, const VmSample& current) {
-  if (previous.vcpus.size() != current.vcpus.size() || current.vcpus.empty()) return std::nullopt;
+  // After a vCPU hot-plug or unplug the vCPUs both samples have still tell
+  // the load (a vCPU's counters stay its own); a new vCPU counts from the
+  // next sample on, so the change costs no sample.
+  const std::size_t common = std::min(previous.vcpus.size(), current.vcpus.size());
+  if (common == 0) return std::nullopt;
   const std::int64_t elapsed = current.monotonicNs - previous.monotonicNs;
   if (elapsed <= 0) return std::nullopt;
   double runNs = 0;
   double delayNs = 0;
-  for (std::size_t n = 0; n < current.vcpus.size(); ++n) {
+  for (std::size_t n = 0; n < common; ++n) {
     const auto& a = previous.vcpus[n];
     const auto& b = current.vcpus[n];
     if (b.runNs < a.runNs || b.delayNs < a.delayNs) return std::nullopt;
@@ -57,6 +63,11 @@ std::optional<VmLoad> deriveLoad(const VmSample& previous, const VmSample& curre
   load.delayCpus = delayNs / seconds;
   load.demandCpus = load.runCpus + load.delayCpus;
   load.delayRatio = runNs + delayNs > 0 ? delayNs / (runNs + delayNs) : 0.0;
+  if (previous.processRunNs && current.processRunNs && *current.processRunNs >= *previous.processRunNs &&
+      previous.vcpus.size() == current.vcpus.size()) {
+    const double processNs = static_cast<double>(*current.processRunNs - *previous.processRunNs);
+    load.otherRunCpus = std::max(processNs - runNs, 0.0) / seconds;
+  }
   return load;
 }
 

@@ -38,6 +38,12 @@ Expected<std::optional<DomainChannel>> findHintChannel(std::string_view domainXm
     const xmlNode* source = child(channel, "source");
     const std::string path = source ? attribute(source, "path") : "";
     if (path.empty()) return Error{"channel org.vcpufold.hint.0 has no socket path (is the domain running?)"};
+    // hostd connects only to a socket QEMU itself serves (mode='bind', the
+    // default). With mode='connect' QEMU is the client of someone else's
+    // socket, and the path could name any service on the host.
+    if (const std::string mode = attribute(source, "mode"); mode != "bind")
+      return Error{"channel org.vcpufold.hint.0 has source mode='" + mode +
+                   "': hostd connects only to a socket QEMU serves (mode='bind')"};
     return std::optional<DomainChannel>{DomainChannel{path, attribute(target, "state")}};
   }
   return std::optional<DomainChannel>{};

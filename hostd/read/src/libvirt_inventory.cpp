@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "vcpufold/common/monotonic_clock.h"
+#include "vcpufold/hostd/domain_read.h"
 #include "vcpufold/hostd/libvirt_support.h"
 #include "vcpufold/hostd/policy_xml.h"
 #include "vcpufold/hostd/qemu_threads.h"
@@ -39,6 +40,9 @@ struct LibvirtInventory::State {
   std::int64_t backoffNs = 500'000'000;
   int refreshes = 0;
   std::map<std::string, VmRecord> known;  // by name
+  // Since when each domain's reads (a call of readDomain, or its lookup) fail, by name.
+  std::map<std::string, std::int64_t> failingSinceNs;
+  std::map<std::string, std::string> lastReadNote;  // said once per domain and note
   std::string lastSampleProblem;
   bool delayFallbackNoted = false;
   std::vector<std::string> notes;
@@ -177,13 +181,16 @@ VcpuPlacement readPlacement(virDomainPtr domain, const std::string& name, std::u
   return placementOf(affinities, "libvirt vcpupin");
 }
 
-VmRecord readDomain(virDomainPtr domain, const VmRecord* previous, const RootedFs& fs) {
+VmRecord readDomain(virDomainPtr domain, const VmRecord* previous, const RootedFs& fs, DomainReadGaps& gaps) {
   VmRecord out;
   out.name = virDomainGetName(domain);
   char uuid[VIR_UUID_STRING_BUFLEN] = {};
   if (virDomainGetUUIDString(domain, uuid) == 0) out.uuid = uuid;
   virDomainInfo info{};
-  if (virDomainGetInfo(domain, &info) == 0) out.vcpus = info.nrVirtCpu;
+  if (virDomainGetInfo(domain, &info) == 0)
+    out.vcpus = info.nrVirtCpu;
+  else
+    gaps.info = true;
 
   if (char* xml = virDomainGetXMLDesc(domain, 0)) {
     auto channel = findHintChannel(xml);
@@ -197,6 +204,7 @@ VmRecord readDomain(virDomainPtr domain, const VmRecord* previous, const RootedF
     free(xml);
   } else {
     out.channelProblem = libvirtError("cannot read the live XML").message;
+    gaps.xml = true;
   }
 
   out.policy = previous ? previous->policy : FoldPolicy{};
@@ -242,6 +250,34 @@ Expected<std::vector<VmRecord>> LibvirtInventory::refresh() {
     state_->dirtyAll = false;
     dirty.swap(state_->dirtyDomains);
   }
+  const std::int64_t now = monotonicNs();
+  const auto failingFor = [this, now](const std::string& name, bool failing) {
+    if (!failing) {
+      state_->failingSinceNs.erase(name);
+      return std::chrono::steady_clock::duration{};
+    }
+    const std::int64_t since = state_->failingSinceNs.emplace(name, now).first->second;
+    return std::chrono::steady_clock::duration(std::chrono::nanoseconds(now - since));
+  };
+  const auto note = [this](const std::string& name, const std::string& text) {
+    if (state_->lastReadNote[name] == text) return;
+    state_->lastReadNote[name] = text;
+    state_->notes.push_back("libvirt: " + name + ": " + text);
+  };
+  // One domain read into `into`: a call that failed keeps the last known values for a while.
+  const auto read = [&](virDomainPtr domain, const std::string& name, std::map<std::string, VmRecord>& into) {
+    const auto previous = state_->known.find(name);
+    const VmRecord* before = previous == state_->known.end() ? nullptr : &previous->second;
+    DomainReadGaps gaps;
+    VmRecord fresh = readDomain(domain, before, fs_, gaps);
+    DomainReadOutcome outcome = keepLastKnown(std::move(fresh), gaps, before, failingFor(name, gaps.any()));
+    for (const auto& text : outcome.notes) note(name, text);
+    if (!gaps.any()) state_->lastReadNote.erase(name);
+    if (outcome.record)
+      into[name] = std::move(*outcome.record);
+    else
+      into.erase(name);
+  };
   if (all) {
     virDomainPtr* domains = nullptr;
     const int count = virConnectListAllDomains(state_->connection, &domains, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
@@ -249,22 +285,30 @@ Expected<std::vector<VmRecord>> LibvirtInventory::refresh() {
     std::map<std::string, VmRecord> fresh;
     for (int i = 0; i < count; ++i) {
       DomainHandle domain(domains[i]);
-      const std::string name = virDomainGetName(domain.get());
-      const auto previous = state_->known.find(name);
-      fresh[name] = readDomain(domain.get(), previous == state_->known.end() ? nullptr : &previous->second, fs_);
+      read(domain.get(), virDomainGetName(domain.get()), fresh);
     }
     free(domains);
+    // The listing is libvirt's word on which domains run: the others are gone.
+    std::erase_if(state_->failingSinceNs, [&fresh](const auto& entry) { return !fresh.count(entry.first); });
     state_->known = std::move(fresh);
   } else {
     for (const auto& name : dirty) {
       DomainHandle domain(virDomainLookupByName(state_->connection, name.c_str()));
       if (!domain) {
+        // Gone, or libvirtd could not say this time: only "no such domain" is a fact.
+        const bool noSuchDomain = virGetLastErrorCode() == VIR_ERR_NO_DOMAIN;
+        if (state_->known.count(name) && keepAfterFailedLookup(noSuchDomain, failingFor(name, !noSuchDomain))) {
+          note(name, libvirtError("lookup failed").message + "; keeping its last known record");
+          std::lock_guard lock(state_->dirtyMutex);
+          state_->dirtyDomains.insert(name);  // asked again at the next refresh
+          continue;
+        }
         state_->known.erase(name);
+        state_->failingSinceNs.erase(name);
+        state_->lastReadNote.erase(name);
         continue;
       }
-      const auto previous = state_->known.find(name);
-      state_->known[name] =
-          readDomain(domain.get(), previous == state_->known.end() ? nullptr : &previous->second, fs_);
+      read(domain.get(), name, state_->known);
     }
   }
   std::vector<VmRecord> result;
@@ -278,7 +322,7 @@ Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
   // NOWAIT: a domain whose job lock is held (a stuck monitor, a migration)
   // is reported with what libvirt has instead of blocking the whole call.
   const int count =
-      virConnectGetAllDomainStats(state_->connection, VIR_DOMAIN_STATS_VCPU, &records,
+      virConnectGetAllDomainStats(state_->connection, VIR_DOMAIN_STATS_VCPU | VIR_DOMAIN_STATS_CPU_TOTAL, &records,
                                   VIR_CONNECT_GET_ALL_DOMAINS_STATS_ACTIVE | VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT);
   if (count < 0) return libvirtError("cannot read vCPU statistics on " + uri_);
   const std::int64_t now = monotonicNs();
@@ -306,7 +350,18 @@ Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
       counters = pid ? sampleQemuVcpuThreads(fs_, *pid) : Expected<std::vector<VcpuCounters>>(pid.error());
     }
     if (counters) {
-      samples[name] = VmSample{std::move(*counters), now};
+      // A vCPU hot-plug or unplug: the stats show it at once, the record at
+      // its next read, which is asked for now (the next refresh, one cycle).
+      if (const auto known = state_->known.find(name);
+          known != state_->known.end() && known->second.vcpus != counters->size()) {
+        std::lock_guard lock(state_->dirtyMutex);
+        state_->dirtyDomains.insert(name);
+      }
+      VmSample sample{std::move(*counters), now, std::nullopt};
+      // cpu.time: the VM cgroup's CPU time (every QEMU thread, vhost workers).
+      for (const auto& [field, value] : params)
+        if (field == "cpu.time") sample.processRunNs = value;
+      samples[name] = std::move(sample);
     } else if (counters.error().message != state_->lastSampleProblem) {
       // Said once per problem: a VM without samples makes hostd hold its
       // hints and, if it lasts, withdraw them, rather than decide without it.

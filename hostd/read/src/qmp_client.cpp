@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -81,6 +82,8 @@ Expected<QmpMessage> parseQmpMessage(const std::string& line) {
 
 Expected<std::vector<QmpVcpu>> parseQueryCpusFast(const nlohmann::json& result) {
   if (!result.is_array()) return Error{"query-cpus-fast: expected an array"};
+  // cpu-index is below 4096 and unique, so no valid answer has more entries.
+  if (result.size() > 4096) return Error{"query-cpus-fast: " + std::to_string(result.size()) + " entries"};
   std::vector<QmpVcpu> vcpus;
   for (const auto& entry : result) {
     const auto index = entry.find("cpu-index");
@@ -93,6 +96,17 @@ Expected<std::vector<QmpVcpu>> parseQueryCpusFast(const nlohmann::json& result) 
     vcpus.push_back(QmpVcpu{index->get<unsigned>(), thread->get<int>()});
   }
   std::sort(vcpus.begin(), vcpus.end(), [](const QmpVcpu& a, const QmpVcpu& b) { return a.cpuIndex < b.cpuIndex; });
+  // Each vCPU is one thread: a repeated index or thread would count one
+  // thread's time twice (or hide a vCPU), so the answer is refused whole.
+  for (std::size_t i = 1; i < vcpus.size(); ++i)
+    if (vcpus[i].cpuIndex == vcpus[i - 1].cpuIndex)
+      return Error{"query-cpus-fast: cpu-index " + std::to_string(vcpus[i].cpuIndex) + " listed twice"};
+  std::vector<int> threads;
+  threads.reserve(vcpus.size());
+  for (const QmpVcpu& vcpu : vcpus) threads.push_back(vcpu.threadId);
+  std::sort(threads.begin(), threads.end());
+  if (const auto twice = std::adjacent_find(threads.begin(), threads.end()); twice != threads.end())
+    return Error{"query-cpus-fast: thread-id " + std::to_string(*twice) + " listed for two vCPUs"};
   return vcpus;
 }
 

@@ -4,19 +4,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/process_stat.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/hostd/cgroup_weight.h"
+#include "vcpufold/hostd/channel_peer.h"
 #include "vcpufold/hostd/qemu_threads.h"
 
 namespace vcpufold::hostd {
 namespace {
 
 constexpr int kQmpTimeoutMs = 1000;
-constexpr std::size_t kMaxSocketPath = 107;
+constexpr std::size_t kParallelQueries = 32;  // monitors asked at once
 constexpr std::int64_t kRetryMinNs = 1'000'000'000;   // a monitor that failed is tried again after 1 s,
 constexpr std::int64_t kRetryMaxNs = 30'000'000'000;  // doubling up to 30 s
 // A running QEMU's monitor is asked again this often, for vCPU hotplug.
@@ -67,20 +72,17 @@ std::vector<QmpVmConfig> QmpInventory::candidates() {
 }
 
 std::optional<std::string> QmpInventory::refusedSocket(const std::string& path) const {
-  if (path.size() > kMaxSocketPath)
-    return path + ": " + std::to_string(path.size()) + " bytes, over the " + std::to_string(kMaxSocketPath) +
-           " a UNIX socket path may have; skipped";
-  struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0) return std::nullopt;  // gone meanwhile: connect will say
-  if (S_ISLNK(info.st_mode)) return path + ": a symlink; skipped (sockets in the QMP directory must be real)";
-  if (!S_ISSOCK(info.st_mode)) return path + ": not a socket; skipped";
-  if (info.st_uid != 0 && info.st_uid != ::geteuid() && info.st_uid != socketOwner_)
-    return path + ": owned by uid " + std::to_string(info.st_uid) +
-           ", not root, hostd's user or inventory.qmp_socket_owner; skipped";
+  if (auto refused = refusedSocketFile(path, socketOwner_)) return *refused + "; skipped";
   return std::nullopt;
 }
 
+void QmpInventory::addNote(std::string note) {
+  const std::lock_guard lock(notesMutex_);
+  notes_.push_back(std::move(note));
+}
+
 void QmpInventory::noteOnce(const std::string& name, const std::string& note) {
+  const std::lock_guard lock(notesMutex_);
   auto& last = lastNotes_[name];
   if (last == note) return;
   last = note;
@@ -105,26 +107,33 @@ bool QmpInventory::query(const std::string& name, Vm& vm, std::int64_t now) {
   const auto failed = [&](const std::string& why) {
     noteOnce(name, why);
     vm.retryBackoffNs = std::clamp(vm.retryBackoffNs * 2, kRetryMinNs, kRetryMaxNs);
-    vm.retryAtNs = now + vm.retryBackoffNs;
+    vm.retryAtNs = monotonicNs() + vm.retryBackoffNs;  // from the failure: the deadline itself took time
     return false;
   };
   // The connection lives for this function only: the monitor is free again
   // for QEMU's other clients as soon as it has answered.
-  auto client = QmpClient::connect(vm.config.qmpSocket, kQmpTimeoutMs);
+  // One deadline for the whole exchange: a monitor that answers nothing
+  // costs kQmpTimeoutMs once, not once per command.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kQmpTimeoutMs);
+  const auto remainingMs = [deadline] {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    return static_cast<int>(std::max<std::int64_t>(left.count(), 1));
+  };
+  auto client = QmpClient::connect(vm.config.qmpSocket, remainingMs());
   if (!client) return failed(client.error().message);
   const pid_t pid = (*client)->peerPid();
   // QEMU's own -name, for the log: a socket that serves another VM than its file says is worth seeing.
   std::string qemuName = "unnamed";
-  if (auto answer = (*client)->execute(R"({"execute":"query-name"})", kQmpTimeoutMs)) {
+  if (auto answer = (*client)->execute(R"({"execute":"query-name"})", remainingMs())) {
     try {
       qemuName = nlohmann::json::parse(*answer).value("name", "unnamed");
     } catch (const nlohmann::json::exception&) {
     }
   }
-  auto answer = (*client)->execute(R"({"execute":"query-cpus-fast"})", kQmpTimeoutMs);
+  auto answer = (*client)->execute(R"({"execute":"query-cpus-fast"})", remainingMs());
   auto vcpus = answer ? parseQueryCpusJson(*answer) : Expected<std::vector<QmpVcpu>>(answer.error());
   for (const auto& event : (*client)->drainEvents())
-    notes_.push_back(name + ": QEMU event " + event.name + " " + event.detailJson);
+    addNote(name + ": QEMU event " + event.name + " " + event.detailJson);
   // The monitor failed, not (yet) the VM: its vCPU threads are still sampled
   // with the last known thread ids, so its CPU time is not mistaken for
   // non-VM load.
@@ -133,7 +142,7 @@ bool QmpInventory::query(const std::string& name, Vm& vm, std::int64_t now) {
   // Said when the process is new to hostd, not at every re-query.
   const bool samePid = vm.pid == pid;
   if (!samePid || (started && *started != vm.startTicks))
-    notes_.push_back(name + ": QEMU pid " + std::to_string(pid) + " (-name " + qemuName + "), " +
+    addNote(name + ": QEMU pid " + std::to_string(pid) + " (-name " + qemuName + "), " +
                      std::to_string(vcpus->size()) + " vCPUs" +
                      (vm.pid == 0 ? ""
                       : samePid   ? "; a new process under the same pid"
@@ -147,28 +156,64 @@ bool QmpInventory::query(const std::string& name, Vm& vm, std::int64_t now) {
   vm.queriedAtNs = now;
   vm.retryBackoffNs = 0;
   vm.retryAtNs = 0;
-  if (started) lastNotes_.erase(name);
+  if (started) {
+    const std::lock_guard lock(notesMutex_);
+    lastNotes_.erase(name);
+  }
   return true;
+}
+
+// A vCPU hot-plug or unplug: QEMU's vCPU threads (named "CPU n/...", read
+// from /proc without touching the monitor) are no longer the ones the last
+// query-cpus-fast listed. Then the monitor is asked again in this refresh,
+// not after kRequeryNs.
+bool QmpInventory::vcpuThreadsChanged(const Vm& vm) const {
+  if (vm.pid == 0 || vm.vcpus.empty()) return false;
+  auto threads = findQemuVcpuThreads(fs_, vm.pid);
+  if (!threads) return false;  // threads not named as QEMU names them: the periodic query stands
+  if (threads->size() != vm.vcpus.size()) return true;
+  for (std::size_t i = 0; i < threads->size(); ++i)
+    if ((*threads)[i] != static_cast<pid_t>(vm.vcpus[i].threadId)) return true;
+  return false;
+}
+
+// The monitors due are asked at once, kParallelQueries at a time, each with
+// its own deadline: 20 silent monitors cost the refresh one deadline, not
+// twenty, so every other VM's sample comes on time.
+void QmpInventory::queryAll(const std::vector<std::pair<std::string, Vm*>>& due, std::int64_t now) {
+  if (due.size() == 1) {
+    query(due[0].first, *due[0].second, now);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < due.size(); i = next++) query(due[i].first, *due[i].second, now);
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t k = 0; k < std::min(due.size(), kParallelQueries); ++k) workers.emplace_back(work);
+  for (auto& worker : workers) worker.join();
 }
 
 Expected<std::vector<VmRecord>> QmpInventory::refresh() {
   std::map<std::string, bool> seen;
+  std::vector<std::pair<std::string, Vm*>> dueVms;
   const std::int64_t now = monotonicNs();
   for (const auto& candidate : candidates()) {
     seen[candidate.name] = true;
-    if (candidate.qmpSocket.size() > kMaxSocketPath || candidate.hintSocket.size() > kMaxSocketPath) {
-      noteOnce(candidate.name, "a socket path is over " + std::to_string(kMaxSocketPath) + " bytes; skipped");
+    if (candidate.qmpSocket.size() > paths::kMaxSocketPath || candidate.hintSocket.size() > paths::kMaxSocketPath) {
+      noteOnce(candidate.name, "a socket path is over " + std::to_string(paths::kMaxSocketPath) + " bytes; skipped");
       continue;
     }
     auto& vm = vms_[candidate.name];
     vm.config = candidate;
     const bool running = stillRunning(vm);
-    const bool due = !running || vm.vcpus.empty() || now - vm.queriedAtNs >= kRequeryNs;
+    const bool due = !running || vm.vcpus.empty() || now - vm.queriedAtNs >= kRequeryNs || vcpuThreadsChanged(vm);
     // A monitor that failed is not asked again at once: a hung QEMU costs the
     // inventory thread one timeout per backoff period, not per cycle.
     if (!due || now < vm.retryAtNs) continue;
-    query(candidate.name, vm, now);
+    dueVms.emplace_back(candidate.name, &vm);
   }
+  queryAll(dueVms, now);
   for (auto it = vms_.begin(); it != vms_.end();) it = seen.count(it->first) ? std::next(it) : vms_.erase(it);
   // A QEMU that exited (a stale socket file stays behind when it is killed)
   // and that no monitor answers for is gone, not a VM with a failing monitor:
@@ -209,7 +254,7 @@ Expected<std::map<std::string, VmSample>> QmpInventory::sample() {
   std::map<std::string, VmSample> samples;
   for (const auto& [name, vm] : vms_) {
     if (vm.vcpus.empty()) continue;
-    VmSample sample{{}, monotonicNs()};
+    VmSample sample{{}, monotonicNs(), std::nullopt};
     const std::string task = std::string(paths::kProcDir) + "/" + std::to_string(vm.pid) + "/task/";
     bool complete = true;
     for (const auto& vcpu : vm.vcpus) {
@@ -221,7 +266,13 @@ Expected<std::map<std::string, VmSample>> QmpInventory::sample() {
       }
       sample.vcpus.push_back(*counters);
     }
-    if (complete) samples[name] = std::move(sample);
+    if (!complete) continue;
+    // The whole process's CPU time (every thread): what its vCPUs did not use
+    // of it is QEMU's own work for this VM, counted as the VM's load.
+    if (auto text = fs_.readFile(std::string(paths::kProcDir) + "/" + std::to_string(vm.pid) + "/stat"))
+      if (auto stat = parseProcessStat(*text))
+        sample.processRunNs = (stat->userTicks + stat->systemTicks) * nanosecondsPerClockTick();
+    samples[name] = std::move(sample);
   }
   return samples;
 }

@@ -24,7 +24,6 @@ using Clock = std::chrono::steady_clock;
 using Socket = asio::local::stream_protocol::socket;
 
 constexpr std::size_t kMaxQueuedFrames = 16;
-constexpr auto kHelloRepeat = std::chrono::seconds(2);  // hello again while no agent hello has come
 constexpr const char* kSoftware = "vcpufold-hostd";
 
 }  // namespace
@@ -41,7 +40,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
         writeTimer(context),
         pauseTimer(context),
         backoff(channelLimits.reconnectMin),
-        session(hostHello(), sessionLimits(channelLimits)),
+        session(hostHello(), channelLimits.session),
         guestLog(channelLimits.logLinesPerWindow, channelLimits.logWindow) {}
 
   static protocol::Hello hostHello() {
@@ -49,14 +48,6 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
                            {std::begin(protocol::kSupportedVersions), std::end(protocol::kSupportedVersions)},
                            std::string(kSoftware) + " " + VCPUFOLD_VERSION,
                            std::nullopt};
-  }
-  static protocol::SessionLimits sessionLimits(const ChannelLimits& limits) {
-    protocol::SessionLimits session;
-    session.ackTimeout = limits.ackTimeout;
-    session.helloRepeat = kHelloRepeat;
-    session.errorBudget = limits.errorBudget;
-    session.errorWindow = limits.errorWindow;
-    return session;
   }
 
   asio::io_context& io;
@@ -66,6 +57,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   Logger log;
   ChannelSession::StatusHandler statusHandler;
   ChannelSession::CooperationHandler cooperationHandler;
+  ChannelSession::PeerCheck peerCheck;
   Socket socket;
   asio::steady_timer retryTimer;
   asio::steady_timer writeTimer;
@@ -116,6 +108,11 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void onConnected() {
+    if (peerCheck)
+      if (auto refused = peerCheck(socket.native_handle())) {
+        retryLater(backoff, socketPath + ": " + *refused + "; not talking to it");
+        return;
+      }
     ++snap.connects;
     snap.state = ChannelState::WaitingForHello;
     // Nothing of an earlier connection is evidence about this one.
@@ -246,11 +243,12 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
         break;
       case Kind::AckOverdue:
         // Which side was late: bytes left unread and a late tick point at this host.
-        say(event.text + ": not cooperative, counted at its demand (" + std::to_string(bytesWaitingAtTick) +
-            " bytes from the guest unread, this tick " + std::to_string(tickLate.count()) + " ms behind schedule)");
+        sayAboutGuest(event.text + ": not cooperative, counted at its demand (" + std::to_string(bytesWaitingAtTick) +
+                      " bytes from the guest unread, this tick " + std::to_string(tickLate.count()) +
+                      " ms behind schedule)");
         break;
       case Kind::AcknowledgesAgain:
-        say("the agent acknowledges again");
+        sayAboutGuest("the agent acknowledges again");
         break;
       case Kind::Cooperative:
         refreshSnapshot();  // the handler may read the snapshot
@@ -260,6 +258,10 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
         say(event.text);
         break;
       case Kind::VersionMismatch:
+        // The session dropped what an earlier hello agreed: no hints until one agrees again.
+        if (snap.state == ChannelState::Ready) snap.state = ChannelState::WaitingForHello;
+        sayAboutGuest(escapeForLog(event.text, 128) + " shares no protocol version with hostd: not hinted until a hello agrees");
+        break;
       case Kind::PeerReset:
       case Kind::Ack:
       case Kind::Hint:
@@ -357,6 +359,8 @@ void ChannelSession::tick(std::chrono::milliseconds late) {
 
 void ChannelSession::onStatus(StatusHandler handler) { impl_->statusHandler = std::move(handler); }
 void ChannelSession::onCooperation(CooperationHandler handler) { impl_->cooperationHandler = std::move(handler); }
+
+void ChannelSession::checkPeer(PeerCheck check) { impl_->peerCheck = std::move(check); }
 
 ChannelSnapshot ChannelSession::snapshot() const { return impl_->snap; }
 

@@ -35,11 +35,17 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
   w.family("vcpufold_event_decisions_total", "counter",
            "Decisions between ticks, on the last samples: a changed demand report, or an unfold falling due.");
   w.sample("vcpufold_event_decisions_total", "", static_cast<double>(counters.eventDecisionsTotal));
+  w.family("vcpufold_event_decisions_refused_total", "counter",
+           "Changed demand reports that called for a decision past their VM's budget (5 per 10 s): left to the tick.");
+  w.sample("vcpufold_event_decisions_refused_total", "", static_cast<double>(counters.eventDecisionsRefusedTotal));
   w.family("vcpufold_metrics_connections_evicted_total", "counter",
            "Metrics clients closed early to keep within the connection cap.");
   w.sample("vcpufold_metrics_connections_evicted_total", "", static_cast<double>(counters.metricsConnectionsEvicted));
   w.family("vcpufold_metrics_accept_errors_total", "counter", "Failed accepts on the metrics port (e.g. EMFILE).");
   w.sample("vcpufold_metrics_accept_errors_total", "", static_cast<double>(counters.metricsAcceptErrors));
+  w.family("vcpufold_text_pages_rendered_total", "counter",
+           "Metrics pages and status tables rendered: at most one of each per decision, whatever the requests.");
+  w.sample("vcpufold_text_pages_rendered_total", "", static_cast<double>(counters.textPagesRendered));
   w.family("vcpufold_host_vm_cpus", "gauge", "pCPUs VMs may run on (the machine cgroup's cpuset).");
   w.sample("vcpufold_host_vm_cpus", "", report.poolCpus);
   w.family("vcpufold_host_isolated_cpus", "gauge", "pCPUs in isolcpus or nohz_full: not VM capacity.");
@@ -63,6 +69,11 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
        [](const PoolReport& p) { return p.demand; }},
       {"vcpufold_pool_contention", "1 when the pool's VMs' demand exceeds its capacity.",
        [](const PoolReport& p) { return p.contention ? 1.0 : 0.0; }},
+      {"vcpufold_pool_inputs_complete",
+       "0 when a VM of the pool had no vCPU sample and the pool's hints were held or withdrawn, not decided.",
+       [](const PoolReport& p) { return p.inputsMissing ? 0.0 : 1.0; }},
+      {"vcpufold_pool_hints_withdrawn", "1 while a VM of the pool has had no sample past the hold: no VM of it hinted.",
+       [](const PoolReport& p) { return p.hintsWithdrawn ? 1.0 : 0.0; }},
   };
   for (const auto& family : poolFamilies) {
     w.family(family.name, "gauge", family.help);
@@ -96,6 +107,10 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
       {"vcpufold_vm_vcpus", "gauge", "vCPUs of the VM."},
       {"vcpufold_vm_pool_info", "gauge", "1, labelled with the pool the VM's vCPUs may run in."},
       {"vcpufold_vm_demand_cpus", "gauge", "The VM's demand as allocation used it, in CPUs."},
+      {"vcpufold_vm_overhead_cpus", "gauge",
+       "CPUs the VM's QEMU spent outside its vCPUs (emulator, I/O threads, vhost), counted as its own load."},
+      {"vcpufold_vm_reported_demand_discounted", "gauge",
+       "1 when the agent reported more demand than the host sees the VM use, and the report was not counted."},
       {"vcpufold_vm_delay_ratio", "gauge", "Share of the vCPUs' wanting-to-run time spent waiting for a pCPU."},
       {"vcpufold_vm_run_cpus", "gauge", "CPUs the VM's vCPUs ran on average this tick."},
       {"vcpufold_vm_share_cpus", "gauge", "The VM's fair share of the capacity, in CPUs."},
@@ -130,6 +145,8 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
                      (vm.allocation.dedicated ? "true" : "false") + "\"",
                  1);
       if (name == "vcpufold_vm_demand_cpus") w.sample(name, labels, vm.allocation.demand);
+      if (name == "vcpufold_vm_overhead_cpus") w.sample(name, labels, vm.allocation.overhead);
+      if (name == "vcpufold_vm_reported_demand_discounted") w.sample(name, labels, vm.allocation.reportDiscounted ? 1 : 0);
       if (name == "vcpufold_vm_delay_ratio" && vm.load) w.sample(name, labels, vm.load->delayRatio);
       if (name == "vcpufold_vm_run_cpus" && vm.load) w.sample(name, labels, vm.load->runCpus);
       if (name == "vcpufold_vm_share_cpus") w.sample(name, labels, vm.allocation.share);

@@ -67,7 +67,7 @@ std::string renderStatusTable(const TickReport& report, bool withReasons) {
   if (withReasons) {
     for (const auto& vm : report.vms) {
       // Names and metadata come from VM owners: escaped, one line per VM whatever they hold.
-      text += escapeForLog(vm.record.name, 128) + ": " + vm.allocation.reason;
+      text += escapeForLog(vm.record.name, 128) + ": " + escapeForLog(vm.allocation.reason, 1024);
       // Which of the VM's metadata, its [[vm]] table, a fleet rule or the default gave it its policy.
       text += " [policy: " +
               (vm.record.policySource == PolicySource::Rule ? escapeForLog(vm.record.policyRule)

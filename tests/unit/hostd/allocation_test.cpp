@@ -94,9 +94,73 @@ TEST(Allocation, ThreeBusyVmsOnTwoCpus) {
 TEST(Allocation, ReportedDemandBeatsWhatFoldingHides) {
   VmDemand folded = vm("folded", 4, 1.0);  // runs on its one preferred vCPU...
   folded.reportedDemand = 4.0;             // ...but has four runnable tasks
+  folded.vcpusInUse = 1;                   // folded to 1: the host sees it use all it has
   const auto allocation = allocate({}, 6, {folded, vm("other", 4, 1.0)}, {}, Clock::time_point{});
   EXPECT_NEAR(allocation.vms[0].demand, 4.0, 1e-9);
+  EXPECT_FALSE(allocation.vms[0].reportDiscounted);
   EXPECT_EQ(allocation.vms[0].hint, 4u) << "5 within 6: no contention, it may grow again";
+}
+
+TEST(Allocation, AReportWithoutTheHostsEvidenceDoesNotFoldANeighbour) {
+  // An agent that acknowledges with every CPU (so it never folds itself)
+  // claims demand for all its vCPUs while they sit idle; beside it a VM runs
+  // one busy task on a 2-CPU host (capacity 1.9).
+  VmDemand liar = vm("liar", 4, 0.02);
+  liar.reportedDemand = 4.0;
+  const VmDemand busy = vm("busy", 4, 1.0);
+  for (std::optional<std::uint32_t> inUse : {std::optional<std::uint32_t>{}, std::optional<std::uint32_t>{4},
+                                             std::optional<std::uint32_t>{1}}) {
+    liar.vcpusInUse = inUse;
+    const auto allocation = allocate({}, 1.9, {liar, busy}, {}, Clock::time_point{});
+    EXPECT_FALSE(allocation.contention) << "the claim is not demand";
+    EXPECT_NEAR(allocation.vms[0].demand, 0.02, 1e-9);
+    EXPECT_TRUE(allocation.vms[0].reportDiscounted);
+    EXPECT_NE(allocation.vms[0].reason.find("reported demand 4.00 not counted: the host sees it use 0.02 of " +
+                                            std::to_string(inUse.value_or(4)) + " vCPUs"),
+              std::string::npos)
+        << allocation.vms[0].reason;
+    EXPECT_EQ(allocation.vms[1].hint, 4u) << allocation.vms[1].reason;
+    EXPECT_FALSE(allocation.vms[1].reportDiscounted);
+  }
+  // The same claim from a guest whose one preferred vCPU is saturated counts.
+  liar.observedDemand = 0.9;
+  liar.vcpusInUse = 1;
+  const auto allocation = allocate({}, 1.9, {liar, busy}, {}, Clock::time_point{});
+  EXPECT_TRUE(allocation.contention);
+  EXPECT_NEAR(allocation.vms[0].demand, 4.0, 1e-9);
+  EXPECT_FALSE(allocation.vms[0].reportDiscounted);
+}
+
+TEST(Allocation, AReportNeedsEvidenceForTwoWindowsAfterAnUnfold) {
+  HintState state;
+  state.hint = 3;
+  EXPECT_FALSE(vcpusInUseDuring(nullptr, std::nullopt, Clock::time_point{})) << "not hinted";
+  EXPECT_EQ(vcpusInUseDuring(&state, Clock::time_point{} + milliseconds(1000), Clock::time_point{} + milliseconds(2000)),
+            3u);
+  // Unfolded 1 -> 3 at 10 s; the windows are 1 s long.
+  state.grewAt = Clock::time_point{} + milliseconds(10'000);
+  state.hintBeforeGrowth = 1;
+  const auto at = [](int ms) { return Clock::time_point{} + milliseconds(ms); };
+  EXPECT_EQ(vcpusInUseDuring(&state, at(10'000), at(11'000)), 1u) << "the window of the unfold";
+  EXPECT_EQ(vcpusInUseDuring(&state, at(11'000), at(12'000)), 1u) << "the next: the guest may have applied it late";
+  EXPECT_EQ(vcpusInUseDuring(&state, at(12'000), at(13'000)), 3u);
+  // And allocation remembers the growth: a folded busy guest unfolded by its
+  // report keeps it counted while its samples catch up (no fold back).
+  VmDemand folded = vm("folded", 4, 1.0);
+  folded.reportedDemand = 4.0;
+  folded.vcpusInUse = 1;
+  std::map<std::string, HintState> hints;
+  hints["folded"].hint = 1;
+  auto allocation = allocate(delayTicks(0), 3.5, {folded, vm("other", 4, 1.0)}, hints, at(20'000));
+  ASSERT_EQ(allocation.vms[0].hint, 3u) << allocation.vms[0].reason;
+  EXPECT_EQ(allocation.vms[0].state.grewAt, at(20'000));
+  EXPECT_EQ(allocation.vms[0].state.hintBeforeGrowth, 1u);
+  hints = stateOf(allocation);
+  folded.observedDemand = 2.0;  // half the window at 1, half at 3
+  folded.vcpusInUse = vcpusInUseDuring(&hints["folded"], at(20'000), at(21'000));
+  allocation = allocate(delayTicks(0), 3.5, {folded, vm("other", 4, 1.0)}, hints, at(21'000));
+  EXPECT_EQ(allocation.vms[0].hint, 3u) << allocation.vms[0].reason;
+  EXPECT_EQ(allocation.vms[0].state.grewAt, at(20'000)) << "kept while the hint holds";
 }
 
 TEST(Allocation, WholeGuestCoresAndPolicyBounds) {

@@ -227,3 +227,63 @@ TEST(DecideTickPools, AVmAloneInItsPoolFoldsOnlyForMoreThanTheHostsNoise) {
   const TickReport folded = decideTick({}, overcommitted, {}, 2);
   EXPECT_EQ(row(folded, "self").allocation.hint, 1u) << row(folded, "self").allocation.reason;
 }
+
+TEST(DecideTickPools, AVmWithoutASampleHoldsOnlyItsOwnPool) {
+  // busy1 and busy2 share pCPU 0; "mute" (its monitor failed: no sample) and
+  // "quiet" share pCPU 1. Before, one missing sample held every VM and after
+  // the hold withdrew every hint.
+  TickInputs inputs;
+  inputs.poolCpuSet = CpuSet{0, 1};
+  inputs.poolCpus = 2;
+  inputs.now = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  addVm(inputs, "busy1", 4, 1.0, 0.125, pinned({{0}, {0}, {0}, {0}}));
+  addVm(inputs, "busy2", 4, 1.0, 0.125, pinned({{0}, {0}, {0}, {0}}));
+  addVm(inputs, "mute", 2, 0.5, 0.5, pinned({{1}, {1}}));
+  addVm(inputs, "quiet", 2, 0.0, 0.0, pinned({{1}, {1}}));
+  inputs.samples.erase("mute");
+  inputs.cpuBusy = {{0, 1.0}, {1, 1.0}};
+  inputs.hostBusyCpus = 2.0;
+  std::map<std::string, HintState> state;
+  for (const char* vm : {"busy1", "busy2"}) state[vm].hint = 4;
+  for (const char* vm : {"mute", "quiet"}) state[vm].hint = 2;
+
+  TickReport report = decideTick({}, inputs, state, 2);
+  EXPECT_FALSE(report.inputsMissingHostWide);
+  ASSERT_TRUE(report.inputsMissing.has_value());
+  EXPECT_NE(report.inputsMissing->find("no vCPU sample of mute (pool 1 held)"), std::string::npos)
+      << *report.inputsMissing;
+  for (const char* vm : {"busy1", "busy2"}) {
+    EXPECT_EQ(row(report, vm).allocation.hint, 1u) << "pool 0 decides: " << row(report, vm).allocation.reason;
+    EXPECT_FALSE(row(report, vm).inputsMissing);
+  }
+  for (const char* vm : {"mute", "quiet"}) {
+    EXPECT_EQ(row(report, vm).allocation.hint, 2u) << row(report, vm).allocation.reason;
+    EXPECT_TRUE(row(report, vm).inputsMissing);
+    ASSERT_TRUE(row(report, vm).hint.has_value());
+    EXPECT_EQ(row(report, vm).hint->reason.find("mute"), std::string::npos) << "no VM's name in a guest's reason";
+  }
+  EXPECT_FALSE(report.pools[0].inputsMissing);
+  EXPECT_TRUE(report.pools[1].inputsMissing);
+  EXPECT_FALSE(report.pools[1].hintsWithdrawn);
+  EXPECT_EQ(report.hintState.at("busy1").hint, 1u);
+  EXPECT_EQ(report.hintState.at("quiet").hint, 2u);
+
+  // Past the hold, pool 1's hints stop; pool 0 goes on deciding.
+  inputs.poolInputsMissingSince["1"] = inputs.now - inputs.missingInputHold - std::chrono::milliseconds(1);
+  report = decideTick({}, inputs, report.hintState, 3);
+  EXPECT_FALSE(report.hintsWithdrawn) << "not every hint";
+  EXPECT_TRUE(report.pools[1].hintsWithdrawn);
+  for (const char* vm : {"mute", "quiet"}) {
+    EXPECT_FALSE(row(report, vm).allocation.hint.has_value());
+    EXPECT_FALSE(row(report, vm).hint.has_value()) << "nothing is sent";
+    EXPECT_FALSE(report.hintState.count(vm));
+  }
+  for (const char* vm : {"busy1", "busy2"}) EXPECT_EQ(row(report, vm).allocation.hint, 1u);
+
+  // Without pinning there is one pool: the missing sample holds every VM.
+  TickInputs unplaced = inputs;
+  for (VmRecord& vm : unplaced.vms) vm.placement = {};
+  unplaced.poolInputsMissingSince.clear();
+  const TickReport whole = decideTick({}, unplaced, state, 2);
+  for (const char* vm : {"busy1", "busy2"}) EXPECT_EQ(row(whole, vm).allocation.hint, 4u) << "held";
+}

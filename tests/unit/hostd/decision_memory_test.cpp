@@ -121,6 +121,17 @@ TEST(DecisionMemory, ADemandReportThatMovesByATaskCallsForADecision) {
   EXPECT_EQ(revised->vms[1].hint->vcpus, 4u) << "an agent that stopped acknowledging is hinted all its vCPUs";
 }
 
+TEST(DecisionMemory, AVmSwingingItsDemandCallsForFiveDecisionsIn10sThenWaitsForTheTick) {
+  DecisionMemory memory;
+  const HostSnapshot first = snapshotAt(1, 0, 0);
+  memory.decideOnSnapshot(settings(), first.records, &first, std::nullopt, cooperativeChannels(), first.takenAt, 1);
+  int allowed = 0;
+  for (int i = 0; i < 50; ++i) allowed += memory.allowEventDecisionFor("vm1", kStart + milliseconds(100 * i)) ? 1 : 0;
+  EXPECT_EQ(allowed, 5) << "50 swings in 5 s: five decisions, the rest wait for the tick";
+  EXPECT_TRUE(memory.allowEventDecisionFor("vm2", kStart + milliseconds(4900))) << "a budget per VM, not shared";
+  EXPECT_TRUE(memory.allowEventDecisionFor("vm1", kStart + milliseconds(10'001))) << "a new window";
+}
+
 TEST(DecisionMemory, ASnapshotOlderThanThreeTicksIsStale) {
   EXPECT_FALSE(snapshotIsStale(kStart, kStart + milliseconds(3000), milliseconds(1000)));
   EXPECT_TRUE(snapshotIsStale(kStart, kStart + milliseconds(3001), milliseconds(1000)));

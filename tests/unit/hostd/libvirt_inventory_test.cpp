@@ -65,6 +65,16 @@ TEST(DomainXml, ChannelFromCapturedLiveXml) {
       "<domain><devices><channel type='unix'><source mode='bind'/><target type='virtio' name='org.vcpufold.hint.0'/>"
       "</channel></devices></domain>"))
       << "no path: an inactive definition";
+  // QEMU as the client of someone else's socket: hostd would connect to
+  // whatever serves that path.
+  const auto connect = findHintChannel(
+      "<domain><devices><channel type='unix'><source mode='connect' path='/run/systemd/private'/>"
+      "<target type='virtio' name='org.vcpufold.hint.0'/></channel></devices></domain>");
+  ASSERT_FALSE(connect);
+  EXPECT_NE(connect.error().message.find("mode='connect'"), std::string::npos) << connect.error().message;
+  EXPECT_FALSE(findHintChannel("<domain><devices><channel type='unix'><source path='/run/x.sock'/>"
+                               "<target type='virtio' name='org.vcpufold.hint.0'/></channel></devices></domain>"))
+      << "no mode: not known to be QEMU's own socket";
 }
 
 TEST(LibvirtInventory, DomainsChannelsPoliciesFromTheTestDriver) {

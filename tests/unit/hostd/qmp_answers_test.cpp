@@ -51,6 +51,8 @@ TEST(QueryCpusFast, EveryOtherShapeIsAnError) {
            R"([{"cpu-index":0.5,"thread-id":10}])",        // a fraction
            R"([{"cpu-index":4096,"thread-id":10}])",       // beyond the CPUs a hint can name
            R"([{"cpu-index":0,"thread-id":4294967296}])",  // beyond a pid
+           R"([{"cpu-index":0,"thread-id":10},{"cpu-index":0,"thread-id":11}])",  // one vCPU twice
+           R"([{"cpu-index":0,"thread-id":10},{"cpu-index":1,"thread-id":10}])",  // one thread for two vCPUs
            R"([3])",
            R"([null])",
            "not json",

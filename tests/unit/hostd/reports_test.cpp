@@ -123,6 +123,19 @@ TEST(StatusTable, OneRowPerVmUnderAPoolLineAndReasonsBelow) {
   EXPECT_EQ(linesOf(renderStatusTable(report, false)).size(), 4u) << "no reasons asked for";
 }
 
+TEST(StatusTable, AReasonNamingAnotherVmStaysOnItsLine) {
+  // A hold's reason names the VM without a sample: its name (a newline, a
+  // terminal escape) must not start a line of its own or drive the terminal.
+  TickReport report = contendedReport();
+  report.vms[0].allocation.reason = "inputs missing (no vCPU sample of evil\n\x1b[2Jvm): holding 2 vCPUs";
+  const std::string table = renderStatusTable(report, true);
+  const auto lines = linesOf(table);
+  ASSERT_EQ(lines.size(), 6u) << table;
+  EXPECT_EQ(lines[4].rfind("web: inputs missing (no vCPU sample of evil\\x0A\\x1B[2Jvm): holding 2 vCPUs [policy: ", 0), 0u)
+      << lines[4];
+  EXPECT_EQ(table.find('\x1b'), std::string::npos);
+}
+
 TEST(MetricsPage, PromtoolFindsNothingWrongAndTheValuesAreTheDecisions) {
   const TickReport report = contendedReport();
   TickDurationHistogram histogram;

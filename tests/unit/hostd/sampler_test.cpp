@@ -43,7 +43,7 @@ std::map<std::string, std::vector<std::pair<std::string, std::uint64_t>>> parseV
 VmSample sampleOf(const std::string& file, const std::string& domain, std::int64_t atNs) {
   auto counters = vcpuCountersFromStats(parseVirshDomstats(readFixture(file))[domain]);
   EXPECT_TRUE(counters) << counters.error().message;
-  return VmSample{counters ? *counters : std::vector<VcpuCounters>{}, atNs};
+  return VmSample{counters ? *counters : std::vector<VcpuCounters>{}, atNs, std::nullopt};
 }
 
 }  // namespace
@@ -93,17 +93,40 @@ TEST(Sampler, SchedstatAgreesWithLibvirt) {
 }
 
 TEST(Sampler, CounterResetsAndHotplugCauseNoSpike) {
-  const VmSample a{{{1000, 500}, {1000, 500}}, 0};
-  const VmSample restarted{{{10, 5}, {10, 5}}, 1'000'000'000};
+  const VmSample a{{{1000, 500}, {1000, 500}}, 0, std::nullopt};
+  const VmSample restarted{{{10, 5}, {10, 5}}, 1'000'000'000, std::nullopt};
   EXPECT_FALSE(deriveLoad(a, restarted)) << "counters went backwards: VM restarted";
-  const VmSample hotplugged{{{2000, 600}, {2000, 600}, {0, 0}}, 1'000'000'000};
-  EXPECT_FALSE(deriveLoad(a, hotplugged)) << "vCPU count changed";
-  EXPECT_FALSE(deriveLoad(a, VmSample{a.vcpus, 0})) << "no time passed";
-  const VmSample next{{{501000, 250500}, {1000, 500}}, 1'000'000'000};
-  const auto load = deriveLoad(a, VmSample{next.vcpus, 1'000'000});
+  // A hot-plugged vCPU (new counters from 0) counts from the next sample on;
+  // the two vCPUs both samples have give this one's load.
+  const VmSample hotplugged{{{500'001'000, 500}, {1000, 250'000'500}, {7'000'000'000, 0}}, 1'000'000'000, std::nullopt};
+  const auto plugged = deriveLoad(a, hotplugged);
+  ASSERT_TRUE(plugged) << "a vCPU count change costs no sample";
+  EXPECT_NEAR(plugged->runCpus, 0.5, 1e-9) << "the new vCPU's counter is not a spike";
+  EXPECT_NEAR(plugged->delayCpus, 0.25, 1e-9);
+  const VmSample unplugged{{{500'001'000, 500}}, 1'000'000'000, std::nullopt};
+  ASSERT_TRUE(deriveLoad(a, unplugged));
+  EXPECT_NEAR(deriveLoad(a, unplugged)->runCpus, 0.5, 1e-9);
+  EXPECT_FALSE(deriveLoad(a, VmSample{a.vcpus, 0, std::nullopt})) << "no time passed";
+  const VmSample next{{{501000, 250500}, {1000, 500}}, 1'000'000'000, std::nullopt};
+  const auto load = deriveLoad(a, VmSample{next.vcpus, 1'000'000, std::nullopt});
   ASSERT_TRUE(load);
   EXPECT_NEAR(load->runCpus, 0.5, 1e-9);
   EXPECT_NEAR(load->delayCpus, 0.25, 1e-9);
+}
+
+TEST(Sampler, TheVmsOtherThreadsAreItsOwnLoad) {
+  // 2 vCPUs ran 0.5 CPU in all; the QEMU process (every thread) ran 0.8:
+  // 0.3 CPU of emulator and I/O threads, this VM's own.
+  const VmSample a{{{0, 0}, {0, 0}}, 0, 1'000'000};
+  const VmSample b{{{250'000'000, 0}, {250'000'000, 0}}, 1'000'000'000, 801'000'000};
+  const auto load = deriveLoad(a, b);
+  ASSERT_TRUE(load);
+  EXPECT_NEAR(load->runCpus, 0.5, 1e-9);
+  EXPECT_NEAR(load->otherRunCpus, 0.3, 1e-9);
+  // Without the process's time, or when it lags the vCPUs' (clock-tick
+  // resolution), nothing is made up.
+  EXPECT_DOUBLE_EQ(deriveLoad(a, VmSample{b.vcpus, b.monotonicNs, std::nullopt})->otherRunCpus, 0.0);
+  EXPECT_DOUBLE_EQ(deriveLoad(a, VmSample{b.vcpus, b.monotonicNs, 400'000'000})->otherRunCpus, 0.0);
 }
 
 TEST(Sampler, MalformedStats) {

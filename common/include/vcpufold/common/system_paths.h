@@ -4,7 +4,12 @@
 // resolved through RootedFs; no other product source names an OS path
 // (tests/unit/common/system_paths_test.cpp fails when one does).
 
+#include <cstddef>
+
 namespace vcpufold::paths {
+
+// The longest path a UNIX socket may have: sockaddr_un's sun_path less its NUL.
+inline constexpr std::size_t kMaxSocketPath = 107;
 
 inline constexpr const char* kProcStat = "/proc/stat";
 inline constexpr const char* kProcOsRelease = "/proc/sys/kernel/osrelease";  // the running kernel release

@@ -16,13 +16,18 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "vcpufold/common/log_throttle.h"
 #include "vcpufold/hostd/fleet_rule.h"
 #include "vcpufold/hostd/inventory_worker.h"
 #include "vcpufold/hostd/tick.h"
 
 namespace vcpufold::hostd {
+
+inline constexpr std::uint32_t kEventDecisionsPerVm = 5;
+inline constexpr std::chrono::milliseconds kEventDecisionWindow{10'000};
 
 struct DecisionSettings {
   AllocationConfig allocation;
@@ -54,7 +59,8 @@ class DecisionMemory {
                                      std::uint64_t number);
   // A decision between ticks: the last complete decision's samples, pool and
   // capacity with the channels as they are now. None when there is no
-  // complete decision to revise (inputs missing since, or none yet).
+  // decision to revise (host-wide inputs missing since, or none yet); a pool
+  // held then for a VM without a sample is held again.
   const TickReport* decideOnEvent(const DecisionSettings& settings, std::map<std::string, ChannelSnapshot> channels,
                                   Clock::time_point now, std::uint64_t number);
   [[nodiscard]] bool canRevise() const { return decidedInputs_.has_value(); }
@@ -68,23 +74,35 @@ class DecisionMemory {
   // A cooperative agent's demand report that moved by a task or more from
   // what the last decision used calls for a decision now: why, or none.
   [[nodiscard]] std::optional<std::string> demandMoved(const std::string& vm, double demand, bool cooperative) const;
+  // Whether one more decision between ticks may be called for by this VM's
+  // reports now: kEventDecisionsPerVm in kEventDecisionWindow each, so a
+  // guest swinging its demand on purpose cannot make the control thread
+  // decide for the whole host at its pace. Budgets of VMs gone are dropped
+  // at the next snapshot decision.
+  bool allowEventDecisionFor(const std::string& vm, Clock::time_point now);
   // When the earliest pending unfold falls due.
   [[nodiscard]] std::optional<Clock::time_point> nextUnfoldDue(const AllocationConfig& config) const;
 
   [[nodiscard]] const TickReport& latest() const { return latest_; }
-  // When the current missing-input episode began; none while inputs are complete.
+  // When the current missing-input episode began (host-wide or some pool's);
+  // none while inputs are complete.
   [[nodiscard]] std::optional<Clock::time_point> inputsMissingSince() const { return inputsMissingSince_; }
 
  private:
   void remember(const TickInputs& inputs, const HostSnapshot* snapshot, bool stale, Clock::time_point now);
+  void indexRows();  // rowOf_ after latest_ changed
 
   TickReport latest_;
+  std::map<std::string, LogThrottle> eventBudgets_;  // per VM, see allowEventDecisionFor
+  std::unordered_map<std::string, std::size_t> rowOf_;  // latest_.vms by name
   std::map<std::string, HintState> hintState_;
   std::map<std::string, VmSample> previousSamples_;
   std::optional<std::map<unsigned, CpuTicks>> previousTicks_;
   std::map<std::string, double> previousNonVmCpus_;   // by pool
   std::optional<Clock::time_point> windowStartedAt_;  // when the newest decided snapshot was taken
-  std::optional<Clock::time_point> inputsMissingSince_;
+  std::optional<Clock::time_point> inputsMissingSince_;      // anything missing: for the log
+  std::optional<Clock::time_point> hostInputsMissingSince_;  // a host-wide input: every VM's hold
+  std::map<std::string, Clock::time_point> poolInputsMissingSince_;  // a VM sample: its pool's hold
   std::optional<TickInputs> decidedInputs_;
   std::optional<Clock::time_point> lastDecidedSnapshotAt_;
 };

@@ -7,14 +7,20 @@
 //                  the runnable tasks the guest's agent reports), within 0..vCPUs
 //              (folding hides demand from the host; the agent's report does not);
 //              a report newer than the samples is the demand on its own (the
-//              guest's load changed after they were taken)
+//              guest's load changed after they were taken); but a report above
+//              what the host observed counts only while the host sees the VM
+//              use the vCPUs it already has (observed within
+//              `kReportEvidenceSlackCpus` of them): a folded busy guest's
+//              queued tasks count, an idle guest's claim does not, so no
+//              guest can fold its neighbours by its word alone
 //   each pool (cpu_pools.h) on its own:
 //   no contention (sum of demand <= capacity; for a VM alone in its pool,
 //              <= capacity + `unfoldMarginCpus`): every VM gets all its vCPUs
 //   contention: weighted max-min fair share of capacity (water-filling; over
 //              overlapping sets of pCPUs, progressive filling); a VM's
-//              hint is its share rounded up to whole guest cores, clamped to
-//              [min-vcpus, min(vCPUs, max-vcpus)]
+//              hint is its share less its QEMU's own threads' load
+//              (`overheadCpus`, its to pay) rounded up to whole guest cores,
+//              clamped to [min-vcpus, min(vCPUs, max-vcpus)]
 //   fold at once; unfold only when a larger hint has been asked for without a
 //   break for `unfoldDelay` (time, not ticks: decisions also come between
 //   ticks, on events), to the smallest size asked for meanwhile; and, under
@@ -51,6 +57,14 @@ struct VmDemand {
   double observedDemand = 0.0;           // CPUs: (run + delay) of all vCPUs per tick
   std::optional<double> reportedDemand;  // runnable tasks the agent reports
   bool reportIsNewer = false;            // reported after the samples: it alone is the demand
+  // The vCPUs the VM could run on while the samples were taken: its hint in
+  // force, the smaller one before a recent unfold (the guest takes a moment
+  // to use a larger hint), none: all its vCPUs (not hinted).
+  std::optional<std::uint32_t> vcpusInUse;
+  // CPUs the VM's QEMU spent outside its vCPUs (emulator and I/O threads,
+  // vhost): its own load, on top of its vCPUs' demand and paid from its own
+  // share, never the pool's (so a guest that keeps them busy folds only itself).
+  double overheadCpus = 0.0;
   double weight = 100.0;                 // policy weight, else the VM cgroup's (cpu.weight scale)
   FoldPolicy policy;
   bool cooperative = false;  // an agent is connected and acknowledges hints
@@ -60,14 +74,30 @@ struct VmDemand {
   std::optional<std::string> autoFoldDeclinedClass;
 };
 
+// A report above the observed demand counts when the host observes at least
+// the VM's vCPUs in use less this: a busy vCPU thread of a contended host
+// shows run + wait of about 1 CPU, less the moments its guest idles.
+constexpr double kReportEvidenceSlackCpus = 0.25;
+
 // What allocation remembers about a VM from one tick to the next.
 struct HintState {
   std::uint32_t hint = 0;          // the hint in force (0: none yet)
   std::uint32_t unfoldTarget = 0;  // smallest larger hint asked for during the current wait
   // Since when a larger hint has been asked for without a break; none: no wait.
   std::optional<std::chrono::steady_clock::time_point> unfoldAskedSince;
+  // When the hint last grew, and from what (0: never grew): until the guest's
+  // samples cover the larger hint, it is judged by the smaller one.
+  std::optional<std::chrono::steady_clock::time_point> grewAt;
+  std::uint32_t hintBeforeGrowth = 0;
   friend bool operator==(const HintState&, const HintState&) = default;
 };
+
+// The hint a VM's samples were taken under (VmDemand::vcpusInUse): the hint
+// in force, or the one before it where it grew since a window before the
+// samples' window began (windowStartedAt); none when the VM is not hinted.
+std::optional<std::uint32_t> vcpusInUseDuring(const HintState* state,
+                                              std::optional<std::chrono::steady_clock::time_point> windowStartedAt,
+                                              std::chrono::steady_clock::time_point now);
 
 struct AllocationConfig {
   std::chrono::milliseconds unfoldDelay{1000};  // 0: unfold at once
@@ -80,8 +110,10 @@ std::optional<std::chrono::steady_clock::time_point> nextUnfoldDue(const Allocat
 
 struct VmAllocation {
   std::string name;
-  double demand = 0.0;                // as used: within 0..vCPUs
-  double share = 0.0;                 // CPUs of the pool this VM is entitled to
+  double demand = 0.0;                // as used: its vCPUs' (within 0..vCPUs) plus its overhead
+  double overhead = 0.0;              // of that, its QEMU's own threads
+  bool reportDiscounted = false;      // its agent reported more than the host saw it use: not counted
+  double share = 0.0;                 // CPUs of the pool this VM is entitled to, its overhead included
   std::optional<std::uint32_t> hint;  // vCPUs to keep preferred; none: not hinted
   std::string reason;
   HintState state;         // for the next tick

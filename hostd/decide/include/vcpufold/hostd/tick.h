@@ -7,8 +7,12 @@
 // Failing toward unfolded: a decision is taken only on complete inputs (the
 // pool, the host's CPU time, a vCPU sample of every VM, a fresh inventory).
 // Otherwise the hints in force are held (and so their leases renewed) for
-// `missingInputHold`, never made smaller; after that no VM is hinted, the
+// `missingInputHold`, never made smaller; after that they are withdrawn, the
 // leases lapse and the guests unfold or fall back to their own steal law.
+// What is held is what the missing input concerns: a host-wide input (the
+// pool, /proc/stat, the inventory) holds every VM; a VM's missing vCPU sample
+// holds the VMs of its CPU pool only, and the other pools decide normally
+// (their capacity and demand do not depend on it).
 // A guest's demand report counts only while it is fresh and the agent is
 // cooperative, and never above the VM's vCPUs. When the reported demand moved
 // by a task or more after the samples' window began, the report replaces what
@@ -41,6 +45,7 @@ struct VmReport {
   bool statusFresh = false;  // the agent's last status counted as evidence this tick
   VmAllocation allocation;
   std::string pool;  // the name of its pool (its pCPUs)
+  bool inputsMissing = false;  // its hint was held or withdrawn, not decided (a host-wide input or its pool's)
   // The hint to send, finished but for its sequence number (the channel
   // numbers what it sends); none: not hinted.
   std::optional<protocol::Hint> hint;
@@ -60,6 +65,10 @@ struct PoolReport {
   double capacity = 0.0;
   double demand = 0.0;
   bool contention = false;
+  // Set when a VM of this pool has no sample: its hints were held (or, past
+  // the hold, withdrawn) instead of decided.
+  std::optional<std::string> inputsMissing;
+  bool hintsWithdrawn = false;
 };
 
 struct TickReport {
@@ -76,8 +85,11 @@ struct TickReport {
   bool contention = false;        // in some pool
   protocol::CpuSet isolatedCpus;  // not VM capacity (isolcpus, nohz_full)
   std::vector<PoolReport> pools;
-  std::optional<std::string> inputsMissing;  // set when the tick held or withdrew hints instead of deciding
-  bool hintsWithdrawn = false;               // inputs missing for longer than the hold: no VM hinted
+  // Set when the tick held or withdrew hints instead of deciding, for every
+  // VM (a host-wide input) or for some pools (PoolReport::inputsMissing).
+  std::optional<std::string> inputsMissing;
+  bool inputsMissingHostWide = false;
+  bool hintsWithdrawn = false;  // host-wide inputs missing for longer than the hold: no VM hinted
   std::vector<VmReport> vms;
   std::map<std::string, HintState> hintState;  // what the next decision starts from
 };
@@ -105,13 +117,15 @@ struct TickInputs {
   std::optional<std::chrono::steady_clock::time_point> windowStartedAt;
   std::chrono::milliseconds statusMaxAge{3'000};  // a status older than this (or 2 of its intervals) is stale
   std::vector<std::string> missingInputs;         // what the daemon could not read this tick, and why
-  std::optional<std::chrono::steady_clock::time_point> inputsMissingSince;  // start of the current episode
+  std::optional<std::chrono::steady_clock::time_point> inputsMissingSince;  // start of the host-wide episode
+  // Start of each pool's episode of a missing VM sample, by pool name.
+  std::map<std::string, std::chrono::steady_clock::time_point> poolInputsMissingSince;
   std::chrono::milliseconds missingInputHold{10'000};                       // how long hints are held on missing inputs
   std::uint32_t hintTtlMs = 3000;                                           // the lease of every hint sent
 };
 
-// Why this tick's inputs are not complete (the daemon's missingInputs and any
-// VM without a vCPU sample), joined; none when a decision can be taken.
+// Why this tick's host-wide inputs are not complete (the daemon's
+// missingInputs, an empty pool), joined; none when they are.
 std::optional<std::string> missingInputsOf(const TickInputs& inputs);
 
 // Whether a VM's last status report is evidence now: the agent cooperates, and

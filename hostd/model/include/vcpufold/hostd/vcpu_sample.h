@@ -26,6 +26,9 @@ struct VcpuCounters {
 struct VmSample {
   std::vector<VcpuCounters> vcpus;  // index = vCPU number
   std::int64_t monotonicNs = 0;     // when it was taken
+  // CPU time of the whole VM: every thread of its QEMU (vCPUs, emulator, I/O
+  // threads) and, with libvirt, the vhost workers in its cgroup. None: not read.
+  std::optional<std::uint64_t> processRunNs;
 };
 
 // From libvirt's typed parameters (name, value): needs vcpu.current and, for
@@ -42,11 +45,17 @@ struct VmLoad {
   double runCpus = 0.0;     // sum over vCPUs of run / elapsed
   double delayCpus = 0.0;   // sum over vCPUs of delay / elapsed
   double delayRatio = 0.0;  // delay / (run + delay), 0 when idle
+  // The VM's threads other than its vCPUs (QEMU's emulator and I/O threads,
+  // vhost): CPUs over the tick, 0 when not known. The VM's own load, not the
+  // host's: a guest that keeps them busy pays for it from its own share.
+  double otherRunCpus = 0.0;
 };
 
 // nullopt when the two samples cannot be compared: a counter went backwards
-// (the VM restarted), the vCPU count changed (hotplug), or no time passed.
-// The caller skips that tick for the VM instead of reporting a spike.
+// (the VM restarted) or no time passed; the caller skips that tick for the VM
+// instead of reporting a spike. After a vCPU hot-plug or unplug the vCPUs
+// both samples have give the load (a new vCPU counts from the next sample),
+// and the other threads' share waits for a sample of the same count.
 std::optional<VmLoad> deriveLoad(const VmSample& previous, const VmSample& current);
 
 }  // namespace vcpufold::hostd

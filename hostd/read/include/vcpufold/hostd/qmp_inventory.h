@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,9 +54,14 @@ class QmpInventory final : public Inventory {
   std::vector<QmpVmConfig> candidates();
   // Whether the QEMU process last queried still runs (same pid, same start time).
   [[nodiscard]] bool stillRunning(const Vm& vm) const;
+  // Whether QEMU's vCPU threads (by their names in /proc) differ from the last answer: a hot-plug or unplug.
+  [[nodiscard]] bool vcpuThreadsChanged(const Vm& vm) const;
   [[nodiscard]] std::optional<std::uint64_t> startTicksOf(pid_t pid) const;
   // Connects, asks, disconnects; false when the monitor failed (backoff set).
+  // Safe to run for different VMs at once (queryAll): notes go through notesMutex_.
   bool query(const std::string& name, Vm& vm, std::int64_t now);
+  void queryAll(const std::vector<std::pair<std::string, Vm*>>& due, std::int64_t now);
+  void addNote(std::string note);
   std::optional<std::string> refusedSocket(const std::string& path) const;
   void noteOnce(const std::string& name, const std::string& note);
 
@@ -66,6 +72,7 @@ class QmpInventory final : public Inventory {
   std::map<std::string, Vm> vms_;
   std::vector<std::string> notes_;
   std::map<std::string, std::string> lastNotes_;  // the last problem noted per VM, so it is said once
+  std::mutex notesMutex_;                         // notes_ and lastNotes_, while monitors are asked at once
 };
 
 }  // namespace vcpufold::hostd

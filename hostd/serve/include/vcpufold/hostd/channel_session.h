@@ -24,6 +24,7 @@
 
 #include "vcpufold/hostd/channel_snapshot.h"
 #include "vcpufold/protocol/messages.h"
+#include "vcpufold/protocol/session.h"
 
 namespace boost::asio {
 class io_context;
@@ -35,13 +36,13 @@ struct ChannelLimits {
   std::chrono::milliseconds reconnectMin{250};
   std::chrono::milliseconds reconnectMax{30'000};
   std::chrono::milliseconds writeTimeout{2'000};
-  std::chrono::milliseconds ackTimeout{3'000};  // an unacknowledged hint this old: not cooperative
-  std::size_t readBytesPerSecond = 64 * 1024;   // more is read a second later
-  int errorBudget = 20;                         // protocol errors per errorWindow
-  std::chrono::milliseconds errorWindow{10'000};
-  std::chrono::milliseconds penalty{30'000};  // disconnected this long when over budget
-  std::uint32_t logLinesPerWindow = 5;        // guest-caused log lines per logWindow; the rest are counted
+  std::size_t readBytesPerSecond = 64 * 1024;  // more is read a second later
+  std::chrono::milliseconds penalty{30'000};   // disconnected this long when over the session's error budget
+  std::uint32_t logLinesPerWindow = 5;         // guest-caused log lines per logWindow; the rest are counted
   std::chrono::milliseconds logWindow{10'000};
+  // The protocol session's own: the ack deadline (not cooperative past it),
+  // the error budget and its window, how often hello is repeated.
+  protocol::SessionLimits session;
 };
 
 class ChannelSession {
@@ -72,6 +73,12 @@ class ChannelSession {
   // acknowledging. Same rules as onStatus.
   using CooperationHandler = std::function<void()>;
   void onCooperation(CooperationHandler handler);
+
+  // Asked at every connect, before a byte is exchanged, with the connected
+  // socket: why the peer is not this VM's (the connection is then closed and
+  // tried again with backoff), or none. Set before start().
+  using PeerCheck = std::function<std::optional<std::string>(int fd)>;
+  void checkPeer(PeerCheck check);
 
   [[nodiscard]] ChannelSnapshot snapshot() const;
   [[nodiscard]] const std::string& socketPath() const;

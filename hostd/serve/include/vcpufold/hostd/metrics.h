@@ -27,9 +27,11 @@ struct DaemonCounters {
   std::uint64_t hintsWithdrawnTotal = 0;        // of those, past the hold: no VM hinted
   std::uint64_t snapshotsLateTotal = 0;         // ticks that found the inventory snapshot too old
   std::uint64_t eventDecisionsTotal = 0;        // decisions between ticks: a demand report, an unfold falling due
+  std::uint64_t eventDecisionsRefusedTotal = 0; // demand reports past their VM's budget: left to the tick
   double snapshotAgeSeconds = 0.0;              // age of the newest inventory snapshot
   std::uint64_t metricsConnectionsEvicted = 0;  // metrics clients closed to stay within the cap
   std::uint64_t metricsAcceptErrors = 0;        // accept() failures (EMFILE and the like)
+  std::uint64_t textPagesRendered = 0;          // metrics pages and status tables rendered (at most one each per decision)
   bool metricsListening = true;
 };
 
