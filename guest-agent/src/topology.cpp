@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "vcpufold/common/cpu_list_files.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/protocol/cpulist.h"
 
@@ -24,9 +25,9 @@ Expected<Topology> readTopology(const RootedFs& fs) {
   if (!online) return online.error().withContext(paths::kCpuOnline);
   if (online->empty()) return Error{std::string(paths::kCpuOnline) + ": no online CPUs"};
   topology.online = *online;
-  topology.possible = protocol::readOptionalCpuListFile(fs, paths::kCpuPossible) | topology.online;
+  topology.possible = readOptionalCpuListFile(fs, paths::kCpuPossible) | topology.online;
 
-  const CpuSet quiet = protocol::readQuietCpus(fs);
+  const CpuSet quiet = readQuietCpus(fs);
   topology.housekeeping = topology.online - quiet;
   if (topology.housekeeping.empty()) topology.housekeeping = topology.online;
 
@@ -36,7 +37,7 @@ Expected<Topology> readTopology(const RootedFs& fs) {
     if (entry.rfind("node", 0) != 0 || entry.size() == 4) continue;
     if (!std::all_of(entry.begin() + 4, entry.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
     const auto node = static_cast<unsigned>(std::stoul(entry.substr(4)));
-    const CpuSet cpus = protocol::readOptionalCpuListFile(fs, std::string(paths::kNodeDir) + "/" + entry + "/cpulist");
+    const CpuSet cpus = readOptionalCpuListFile(fs, std::string(paths::kNodeDir) + "/" + entry + "/cpulist");
     for (unsigned cpu : cpus.toVector()) nodeOf[cpu] = node;
   }
 
@@ -50,8 +51,8 @@ Expected<Topology> readTopology(const RootedFs& fs) {
   for (unsigned cpu : topology.online.toVector()) {
     if (assigned.contains(cpu)) continue;
     // thread_siblings_list is the long-standing name; core_cpus_list the newer one.
-    CpuSet siblings = protocol::readOptionalCpuListFile(fs, cpuPath(cpu, "topology/thread_siblings_list"));
-    if (siblings.empty()) siblings = protocol::readOptionalCpuListFile(fs, cpuPath(cpu, "topology/core_cpus_list"));
+    CpuSet siblings = readOptionalCpuListFile(fs, cpuPath(cpu, "topology/thread_siblings_list"));
+    if (siblings.empty()) siblings = readOptionalCpuListFile(fs, cpuPath(cpu, "topology/core_cpus_list"));
     siblings = (siblings & topology.online) - assigned;
     siblings.insert(cpu);
     Core core;

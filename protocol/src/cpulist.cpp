@@ -4,7 +4,6 @@
 #include <cstddef>
 #include <optional>
 
-#include "vcpufold/common/system_paths.h"
 
 namespace vcpufold::protocol {
 namespace {
@@ -75,19 +74,6 @@ std::string formatCpuList(const CpuSet& cpus) {
     i = j + 1;
   }
   return text;
-}
-
-CpuSet readOptionalCpuListFile(const RootedFs& fs, const std::string& path) {
-  auto text = fs.readFile(path);
-  if (!text) return {};
-  // Linux 6.1 prints " (null)" in nohz_full when the boot line has no nohz_full=.
-  if (text->find("(null)") != std::string::npos) return {};
-  auto cpus = parseCpuListFile(*text);
-  return cpus ? *cpus : CpuSet{};
-}
-
-CpuSet readQuietCpus(const RootedFs& fs) {
-  return readOptionalCpuListFile(fs, paths::kCpuNohzFull) | readOptionalCpuListFile(fs, paths::kCpuIsolated);
 }
 
 }  // namespace vcpufold::protocol

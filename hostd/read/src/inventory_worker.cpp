@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "vcpufold/common/cpu_list_files.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/protocol/cpulist.h"
 
@@ -88,7 +89,7 @@ void InventoryWorker::Shared::fillSnapshot(Inventory& inventory, const RootedFs&
     snapshot.pool = std::move(*pool);
   else
     snapshot.missing.push_back("VM CPU pool: " + pool.error().message);
-  snapshot.isolatedCpus = protocol::readQuietCpus(fs);
+  snapshot.isolatedCpus = readQuietCpus(fs);
   auto stat = fs.readFile(paths::kProcStat);
   auto parsed = stat ? parseProcStat(*stat) : Expected<ProcStat>(stat.error());
   if (parsed)

@@ -2,12 +2,12 @@
 #pragma once
 // The Linux cpulist text format ("0-3,8,10-11"), as printed by the kernel's
 // %*pbl and found in /sys/devices/system/cpu/{online,preferred,isolated,...}.
+// Text only: the files are read by common/cpu_list_files.h (protocol/ does no I/O).
 
 #include <string>
 #include <string_view>
 
 #include "vcpufold/common/expected.h"
-#include "vcpufold/common/rooted_fs.h"
 #include "vcpufold/protocol/cpu_set.h"
 
 namespace vcpufold::protocol {
@@ -21,14 +21,6 @@ Expected<CpuSet> parseCpuList(std::string_view text);
 
 // Same, for the contents of a sysfs file: one trailing newline is allowed.
 Expected<CpuSet> parseCpuListFile(std::string_view contents);
-
-// The CPUs a kernel cpulist file names, or none when it is absent, cannot be
-// parsed, or says "(null)" (Linux 6.1's nohz_full without nohz_full= on the
-// boot line): for files whose absence means no CPUs (isolated, nohz_full).
-CpuSet readOptionalCpuListFile(const RootedFs& fs, const std::string& path);
-
-// The CPUs the host keeps from ordinary work: isolated (isolcpus) and nohz_full.
-CpuSet readQuietCpus(const RootedFs& fs);
 
 // Canonical form: ascending, runs of two or more consecutive CPUs as "a-b"
 // (the kernel's own formatting), "" for the empty set.
