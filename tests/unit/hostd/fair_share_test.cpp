@@ -153,6 +153,20 @@ TEST(MaxMinShares, OverlappingPoolsKeepEveryPropertyOverThousandsOfRandomCases) 
   }
 }
 
+TEST(MaxMinShares, DisjointPoolsGiveTheSharesWorkedOutByHand) {
+  // Pool 0 (3 CPUs): demands 2, 4 and 0.5 at weights 100, 200, 100. The 0.5
+  // is met; 2.5 CPUs are left at a level L with 100 L + 200 L = 2.5, L =
+  // 1/120: 0.8333 and 1.6667. Pool 1 (2 CPUs): demands 1 and 1 fit.
+  const SharingProblem problem{{3.0, 2.0}, {{0}, {0}, {0}, {1}, {1}}, {2.0, 4.0, 0.5, 1.0, 1.0}, {100, 200, 100, 100, 300}};
+  const std::vector<double> shares = maxMinShares(problem);
+  ASSERT_EQ(shares.size(), 5u);
+  EXPECT_NEAR(shares[0], 2.5 / 3, 1e-6);
+  EXPECT_NEAR(shares[1], 5.0 / 3, 1e-6);
+  EXPECT_NEAR(shares[2], 0.5, 1e-6);
+  EXPECT_NEAR(shares[3], 1.0, 1e-6);
+  EXPECT_NEAR(shares[4], 1.0, 1e-6);
+}
+
 TEST(MaxMinShares, DisjointPoolsAreTheOnePoolLawInEachPool) {
   std::mt19937 random(7);
   for (int round = 0; round < 2000; ++round) {

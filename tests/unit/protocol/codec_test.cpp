@@ -67,6 +67,40 @@ TEST(Codec, EveryMessageTypeRoundTrips) {
   }
 }
 
+TEST(Codec, EveryMessageTypeMatchesItsFrameWrittenByHand) {
+  // A field mis-mapped both ways (encoded under the wrong key and decoded
+  // from it) still round-trips; frames written by hand, as protocol.md gives
+  // them, do not.
+  const std::vector<std::pair<std::string, Message>> frames = {
+      {R"({"v":1,"type":"hello","role":"agent","versions":[1],"software":"vcpufold-agent 0.1.0","online":"0-3",)"
+       R"("threads_per_core":2,"numa_nodes":1,"actuators":["cpuset","none"],"preferred":"0-3"})",
+       agentHello()},
+      {R"({"v":1,"type":"hello","role":"host","versions":[1],"software":"vcpufold-hostd 0.1.0"})",
+       Hello{Role::Host, {1}, "vcpufold-hostd 0.1.0", std::nullopt}},
+      {R"({"v":1,"type":"hint","seq":7,"vcpus":2,"ttl_ms":3000,"policy":"auto","reason":"share 1.5 of 2 pCPUs under contention"})",
+       Hint{7, 2, 3000, HintPolicy::Auto, "share 1.5 of 2 pCPUs under contention"}},
+      {R"({"v":1,"type":"hint","seq":12,"vcpus":16,"ttl_ms":3000,"policy":"fixed","reason":"policy fixed"})",
+       Hint{12, 16, 3000, HintPolicy::Fixed, "policy fixed"}},
+      {R"({"v":1,"type":"ack","seq":7,"applied":"0-1","actuator":"cpuset"})", Ack{7, CpuSet{0, 1}, Actuator::Cpuset}},
+      {R"({"v":1,"type":"status","demand":2.75,"steal_bp":1234,"interval_ms":1000,"preferred":"0-1","control":"host"})",
+       Status{2.75, 1234, 1000, CpuSet{0, 1}, Control::Host}},
+      {R"({"v":1,"type":"status","demand":0.0,"steal_bp":0,"interval_ms":100,"preferred":"0","control":"fallback"})",
+       Status{0.0, 0, 100, CpuSet{0}, Control::Fallback}},
+      {R"({"v":1,"type":"error","seq":7,"reason":"hint.vcpus: 0 is out of range 1..4096"})",
+       ErrorMessage{7, "hint.vcpus: 0 is out of range 1..4096"}},
+      {R"({"v":1,"type":"error","reason":"no common protocol version"})",
+       ErrorMessage{std::nullopt, "no common protocol version"}},
+  };
+  for (const auto& [frame, message] : frames) {
+    const auto decoded = decodeMessage(frame);
+    ASSERT_TRUE(decoded) << frame << " -> " << decoded.error().describe();
+    EXPECT_EQ(decoded.value().message, message) << frame;
+    const auto line = encodeMessage(message, kProtocolVersion);
+    ASSERT_TRUE(line) << line.error().message;
+    EXPECT_EQ(json::parse(*line), json::parse(frame)) << "written: " << *line << "by hand: " << frame;
+  }
+}
+
 TEST(Codec, OutOfRangeFieldsAreRejectedByName) {
   struct Case {
     std::string type, field;
