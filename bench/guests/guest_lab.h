@@ -58,7 +58,8 @@ class GuestLab {
   // ended `units` units (each keeps loading its guest until then), stops them
   // and returns each guest's unit log. With `where`, also what ran on each
   // guest's vCPUs from the start to the end of the wait (`/lab/where diff`
-  // output, a text per guest).
+  // output, a text per guest; left empty, with a line on stderr, when a
+  // guest does not answer its snapshot: the measurement stands).
   std::vector<std::string> runWorkload(const std::string& workload, unsigned size, unsigned units, int timeoutMs,
                                        std::vector<std::string>* where = nullptr);
   // Runs `command` in every guest at once (each on its own control port);
