@@ -17,9 +17,12 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 
+#include "child_process.h"
 #include "unix_socket.h"
 #include "vcpufold/hostd/hostd_config.h"
 #include "vcpufold/hostd/inventory_worker.h"
@@ -397,6 +400,66 @@ TEST_F(HostilePeers, TwentySilentMonitorsCostARefreshOneDeadlineNotTwenty) {
   EXPECT_EQ(namesOf(inventory), (std::vector<std::string>{"good"}));
   EXPECT_LT(msSince(start), 500.0);
   for (int fd : hints) ::close(fd);
+}
+
+TEST_F(HostilePeers, TheWorkerMeasuresOneVmsLoadBetweenItsCyclesOnRequest) {
+  // Two QMP VMs whose one vCPU is a thread of this test: one spinning, one
+  // asleep. A measure asked for between cycles (a 10 s period) comes back
+  // within the window and tells them apart.
+  const std::string dir = path("qmpdir");
+  std::filesystem::create_directories(dir);
+  std::atomic<bool> stop{false};
+  std::atomic<pid_t> busyTid{0}, idleTid{0};
+  std::thread busy([&] {
+    busyTid = ::gettid();
+    while (!stop) {
+    }
+  });
+  std::thread idle([&] {
+    idleTid = ::gettid();
+    while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  });
+  while (!busyTid || !idleTid) std::this_thread::yield();
+  const auto vcpuAnswer = [](pid_t tid) {
+    return answer(R"({"return":[{"cpu-index":0,"thread-id":)" + std::to_string(tid) + "}]}\n");
+  };
+  Monitor busyMonitor(dir + "/busy.qmp", vcpuAnswer(busyTid));
+  Monitor idleMonitor(dir + "/idle.qmp", vcpuAnswer(idleTid));
+  const int busyHint = listenUnixSocket(dir + "/busy.hint.sock", 1);
+  const int idleHint = listenUnixSocket(dir + "/idle.hint.sock", 1);
+  std::atomic<int> snapshots{0};
+  InventoryWorker worker(std::make_unique<QmpInventory>(vcpufold::RootedFs("/"), dir, std::vector<QmpVmConfig>{}),
+                         vcpufold::RootedFs("/"), "", std::chrono::milliseconds(10'000),
+                         [&snapshots](HostSnapshot) { ++snapshots; });
+  worker.start();
+  ASSERT_TRUE(vcpufold::testing::waitUntil([&] { return snapshots.load() == 1; }, 5000));
+  std::mutex mutex;
+  std::map<std::string, std::optional<VmLoad>> measured;
+  const auto start = Clock::now();
+  for (const char* vm : {"busy", "idle", "absent"})
+    worker.measureNow(vm, std::chrono::milliseconds(50), [&](const std::string& name, std::optional<VmLoad> load) {
+      std::lock_guard lock(mutex);
+      measured[name] = load;
+    });
+  ASSERT_TRUE(vcpufold::testing::waitUntil(
+      [&] {
+        std::lock_guard lock(mutex);
+        return measured.size() == 3;
+      },
+      2000));
+  EXPECT_LT(msSince(start), 1000.0) << "between cycles, not at the next one";
+  EXPECT_EQ(snapshots.load(), 1) << "a measure is not a cycle";
+  ASSERT_TRUE(measured["busy"]);
+  EXPECT_GT(measured["busy"]->demandCpus, 0.75) << "a spinning vCPU thread";
+  ASSERT_TRUE(measured["idle"]);
+  EXPECT_LT(measured["idle"]->demandCpus, 0.25) << "a sleeping one";
+  EXPECT_FALSE(measured["absent"]) << "a VM the inventory does not know";
+  EXPECT_TRUE(worker.stop(std::chrono::milliseconds(2000)));
+  stop = true;
+  busy.join();
+  idle.join();
+  ::close(busyHint);
+  ::close(idleHint);
 }
 
 TEST_F(HostilePeers, AnUnknownQmpSocketOwnerIsAConfigurationError) {

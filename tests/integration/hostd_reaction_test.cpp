@@ -2,9 +2,9 @@
 // hostd decides when a guest's demand changes, not only on its tick: the real
 // hostd (a 3 s tick, so that a tick cannot pass for an event), the real agents
 // (which report a change of runnable tasks at once) and two emulated VMs on
-// this host's CPUs. A neighbour waking folds a VM at the next tick, when the
-// host's samples show the neighbour's vCPUs busy (its report alone folds
-// nobody); the neighbour going idle unfolds it once the unfold delay (1 s) has
+// this host's CPUs. A neighbour waking folds a VM within a fraction of the
+// tick, once hostd has measured the neighbour's vCPUs busy (its report alone
+// folds nobody); the neighbour going idle unfolds it once the unfold delay (1 s) has
 // passed, not before and not at the next tick. An agent that starts
 // acknowledging gets its share at once.
 
@@ -135,7 +135,7 @@ class SwingingAgent {
 
 }  // namespace
 
-TEST(HostdReaction, ANeighbourWakingFoldsAtTheNextTickAndItsIdlingUnfoldsAfterTheDelay) {
+TEST(HostdReaction, ANeighbourWakingFoldsOnTheHostsEvidenceWithinATickAndItsIdlingUnfoldsAfterTheDelay) {
   if (std::thread::hardware_concurrency() > 2) GTEST_SKIP() << "the emulated VMs' load assumes 2 host CPUs";
   FleetBinaries binaries{VCPUFOLD_EMULATED_VM, VCPUFOLD_AGENT_BINARY, VCPUFOLD_HOSTD_BINARY};
   vcpufold::testing::FixtureTree work("");
@@ -155,16 +155,17 @@ TEST(HostdReaction, ANeighbourWakingFoldsAtTheNextTickAndItsIdlingUnfoldsAfterTh
   std::this_thread::sleep_for(std::chrono::milliseconds(kTickMs));  // both acknowledged, statuses in
 
   // vm-b wakes with 4 tasks: 6 wanted on 2 CPUs, vm-a's share is 1. Its
-  // report comes at once, but a rise above what the host sees counts only on
-  // the host's evidence (allocation.md): the next tick's samples show vm-b's
-  // vCPUs busy, and vm-a folds then, not on vm-b's word.
+  // report comes at once; a rise above what the samples showed counts only on
+  // the host's evidence (allocation.md), so hostd measures vm-b's vCPUs over
+  // 50 ms, sees them busy, and folds vm-a then: within a fraction of the tick.
   fleet.setTasks(1, 4);
-  ASSERT_TRUE(waitUntil([&] { return preferredNow(fleet, 0) == 1; }, 3 * kTickMs)) << readFile(hostdLog);
+  ASSERT_TRUE(waitUntil([&] { return preferredNow(fleet, 0) == 1; }, 2 * kTickMs)) << readFile(hostdLog);
   const double fold = reactionMs(fleet, 1, 0, [](unsigned count) { return count == 1; });
   EXPECT_GT(fold, 0);
-  EXPECT_LT(fold, kTickMs + 500) << "folded " << fold << " ms after the change: later than the next tick\n"
-                                 << readFile(hostdLog);
+  // A loose functional bound, well under the 3 s tick (the bench times the target).
+  EXPECT_LT(fold, 500) << "folded " << fold << " ms after the change: a tick, not the event\n" << readFile(hostdLog);
   EXPECT_NE(readFile(hostdLog).find("vm-b reports demand 4.00"), std::string::npos) << readFile(hostdLog);
+  EXPECT_NE(readFile(hostdLog).find("vm-b's vCPUs measured: demand"), std::string::npos) << readFile(hostdLog);
 
 
   // vm-b goes idle: vm-a's 2 tasks may have both CPUs again, after the unfold delay.

@@ -54,6 +54,7 @@ const TickReport& DecisionMemory::decideOnSnapshot(const DecisionSettings& setti
   inputs.channels = std::move(channels);
   // The samples cover the time since the last decided snapshot.
   inputs.windowStartedAt = windowStartedAt_;
+  inputs.recentObservedDemand = recentDemandSince(windowStartedAt_);
   const bool stale = staleWhy.has_value() || !snapshot;
   if (snapshot) inputs.cgroupV2 = snapshot->cgroupV2;
   if (stale)
@@ -94,6 +95,8 @@ void DecisionMemory::remember(const TickInputs& inputs, const HostSnapshot* snap
     // VM missing from it keeps its older baseline (a longer window).
     for (const auto& [name, sample] : inputs.samples) previousSamples_[name] = sample;
     windowStartedAt_ = snapshot->takenAt;
+    // Measured before the next window begins: that window's samples will say.
+    std::erase_if(recentDemand_, [this](const auto& entry) { return entry.second.at < *windowStartedAt_; });
     std::erase_if(previousSamples_, [&inputs](const auto& entry) {
       return std::none_of(inputs.vms.begin(), inputs.vms.end(),
                           [&entry](const VmRecord& vm) { return vm.name == entry.first; });
@@ -123,11 +126,31 @@ const TickReport* DecisionMemory::decideOnEvent(const DecisionSettings& settings
                                                 std::uint64_t number) {
   if (!decidedInputs_) return nullptr;  // a decision since found inputs missing: its hold stands
   decidedInputs_->now = now;
+  decidedInputs_->recentObservedDemand = recentDemandSince(decidedInputs_->windowStartedAt);
   decidedInputs_->channels = std::move(channels);
   latest_ = decideTick(settings.allocation, *decidedInputs_, hintState_, number);
   hintState_ = latest_.hintState;
   indexRows();
   return &latest_;
+}
+
+bool DecisionMemory::claimNeedsEvidence(const std::string& vm, double reportedDemand) const {
+  const auto index = rowOf_.find(vm);
+  if (index == rowOf_.end()) return false;
+  const VmReport& row = latest_.vms[index->second];
+  const double seen = row.load ? row.load->demandCpus : 0.0;
+  return reportedDemand > seen + kReportEvidenceSlackCpus;
+}
+
+void DecisionMemory::noteRecentDemand(const std::string& vm, double demandCpus, Clock::time_point at) {
+  recentDemand_[vm] = RecentDemand{demandCpus, at};
+}
+
+std::map<std::string, double> DecisionMemory::recentDemandSince(std::optional<Clock::time_point> windowStart) const {
+  std::map<std::string, double> recent;
+  for (const auto& [vm, measured] : recentDemand_)
+    if (!windowStart || measured.at >= *windowStart) recent[vm] = measured.cpus;
+  return recent;
 }
 
 bool DecisionMemory::allowEventDecisionFor(const std::string& vm, Clock::time_point now) {

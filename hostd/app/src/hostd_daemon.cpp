@@ -41,6 +41,10 @@ constexpr auto kWorkerPatienceOnStop = std::chrono::seconds(3);
 // VMs that change in the same moment (one load moving between VMs) are then
 // decided on together.
 constexpr auto kEventDebounce = std::chrono::milliseconds(30);
+// How long a VM's vCPUs are watched when its agent reports a rise the samples
+// do not show yet: long enough that busy vCPU threads show as busy, short
+// against the tick.
+constexpr auto kEvidenceWindow = std::chrono::milliseconds(50);
 
 double threadCpuSeconds() {
   timespec now{};
@@ -239,7 +243,25 @@ struct HostdDaemon::Impl {
       ++counters.eventDecisionsRefusedTotal;
       return;
     }
+    // A rise above what the last samples showed counts only on the host's
+    // evidence (allocation.h): the VM's vCPUs are measured over a short
+    // window now, and the decision taken again once that is known, so an
+    // honest guest waking is acted on within a fraction of the tick.
+    if (worker && memory.claimNeedsEvidence(vm, status.demand))
+      worker->measureNow(vm, kEvidenceWindow, [this](const std::string& measured, std::optional<VmLoad> load) {
+        asio::post(io, [this, measured, load] { onRecentLoad(measured, load); });
+      });
     requestDecision(Clock::now() + kEventDebounce, *why);
+  }
+
+  // The short measurement a rising report asked for: evidence for the next
+  // decision (a VM that could not be sampled gives none).
+  void onRecentLoad(const std::string& vm, const std::optional<VmLoad>& load) {
+    if (!load) return;
+    memory.noteRecentDemand(vm, load->demandCpus, Clock::now());
+    requestDecision(Clock::now(), escapeForLog(vm, 128) + "'s vCPUs measured: demand " +
+                                      fixedDecimals(load->demandCpus, 2) + " over the last " +
+                                      std::to_string(kEvidenceWindow.count()) + " ms");
   }
 
   // An agent that starts acknowledging has so far been hinted all its vCPUs

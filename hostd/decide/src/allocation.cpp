@@ -25,7 +25,8 @@ bool followsHints(const VmDemand& vm) { return vm.cooperative && vm.policy.mode 
 // above the observed demand needs.
 bool usesWhatItHas(const VmDemand& vm) {
   const std::uint32_t inUse = std::min(vm.vcpusInUse.value_or(vm.vcpus), vm.vcpus);
-  return vm.observedDemand + kReportEvidenceSlackCpus >= static_cast<double>(inUse) - kEpsilon;
+  const double seen = std::max(vm.observedDemand, vm.recentObservedDemand.value_or(0.0));
+  return seen + kReportEvidenceSlackCpus >= static_cast<double>(inUse) - kEpsilon;
 }
 
 // The demand before the clamp, and whether a report was set aside.

@@ -180,6 +180,8 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     demand.vcpus = std::max<std::uint32_t>(row.record.vcpus, 1);
     demand.observedDemand = row.load ? row.load->demandCpus : 0.0;
     demand.overheadCpus = row.load ? row.load->otherRunCpus : 0.0;
+    if (const auto recent = inputs.recentObservedDemand.find(vm.name); recent != inputs.recentObservedDemand.end())
+      demand.recentObservedDemand = recent->second;
     const auto state = hintState.find(vm.name);
     demand.vcpusInUse =
         vcpusInUseDuring(state == hintState.end() ? nullptr : &state->second, inputs.windowStartedAt, inputs.now);

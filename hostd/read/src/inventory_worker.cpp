@@ -27,6 +27,12 @@ struct InventoryWorker::Shared {
   std::chrono::milliseconds period;
   bool stopping = false;
   bool finished = false;
+  struct Measurement {
+    std::string vm;
+    std::chrono::milliseconds window;
+    LoadHandler done;
+  };
+  std::vector<Measurement> measurements;  // asked for, not begun
   Activity activity;
   std::thread thread;
 
@@ -39,10 +45,16 @@ struct InventoryWorker::Shared {
     std::uint64_t cycle = 0;
     auto next = Clock::now();
     for (;;) {
+      std::vector<Measurement> asked;
       {
         std::unique_lock lock(mutex);
-        wake.wait_until(lock, next, [this] { return stopping; });
+        wake.wait_until(lock, next, [this] { return stopping || !measurements.empty(); });
         if (stopping) break;
+        asked.swap(measurements);
+      }
+      if (!asked.empty()) {
+        measure(asked);
+        if (Clock::now() < next) continue;  // the cycle keeps its time
       }
       const auto started = Clock::now();
       HostSnapshot snapshot = cycleOnce(++cycle);
@@ -67,6 +79,31 @@ struct InventoryWorker::Shared {
     enter("vCPU sampling");
     fillSnapshot(*inventory, fs, poolCgroup, refreshed, snapshot);
     return snapshot;
+  }
+
+  // Two samples of each VM asked for, the longest window apart; a stop cuts
+  // the wait short (the loads are then not known).
+  void measure(std::vector<Measurement>& asked) {
+    enter("measuring a VM's load");
+    std::chrono::milliseconds window{0};
+    for (const auto& one : asked) window = std::max(window, one.window);
+    std::vector<std::optional<VmSample>> before;
+    for (const auto& one : asked) {
+      auto sample = inventory->sampleOne(one.vm);
+      before.push_back(sample ? std::optional<VmSample>(std::move(*sample)) : std::nullopt);
+    }
+    bool stopped = false;
+    {
+      std::unique_lock lock(mutex);
+      stopped = wake.wait_for(lock, window, [this] { return stopping; });
+    }
+    for (std::size_t i = 0; i < asked.size(); ++i) {
+      std::optional<VmLoad> load;
+      if (!stopped && before[i])
+        if (auto after = inventory->sampleOne(asked[i].vm)) load = deriveLoad(*before[i], *after);
+      asked[i].done(asked[i].vm, load);
+    }
+    enter("waiting for the next cycle");
   }
 
   static void fillSnapshot(Inventory& inventory, const RootedFs& fs, const std::string& poolCgroup,
@@ -132,6 +169,14 @@ bool InventoryWorker::stop(std::chrono::milliseconds patience) {
   lock.unlock();
   shared_->thread.join();
   return true;
+}
+
+void InventoryWorker::measureNow(const std::string& vm, std::chrono::milliseconds window, LoadHandler done) {
+  std::lock_guard lock(shared_->mutex);
+  for (const auto& waiting : shared_->measurements)
+    if (waiting.vm == vm) return;
+  shared_->measurements.push_back(Shared::Measurement{vm, window, std::move(done)});
+  shared_->wake.notify_all();
 }
 
 void InventoryWorker::setPeriod(std::chrono::milliseconds period) {

@@ -122,6 +122,17 @@ TEST(Allocation, AReportWithoutTheHostsEvidenceDoesNotFoldANeighbour) {
     EXPECT_EQ(allocation.vms[1].hint, 4u) << allocation.vms[1].reason;
     EXPECT_FALSE(allocation.vms[1].reportDiscounted);
   }
+  // A measure since the samples that shows the vCPUs idle is no evidence
+  // either; one that shows them all busy (an honest guest just woken) is.
+  liar.vcpusInUse = std::nullopt;
+  liar.recentObservedDemand = 0.05;
+  EXPECT_FALSE(allocate({}, 1.9, {liar, busy}, {}, Clock::time_point{}).contention);
+  liar.recentObservedDemand = 3.9;
+  const auto woken = allocate({}, 1.9, {liar, busy}, {}, Clock::time_point{});
+  EXPECT_TRUE(woken.contention);
+  EXPECT_NEAR(woken.vms[0].demand, 4.0, 1e-9);
+  EXPECT_FALSE(woken.vms[0].reportDiscounted);
+  liar.recentObservedDemand = std::nullopt;
   // The same claim from a guest whose one preferred vCPU is saturated counts.
   liar.observedDemand = 0.9;
   liar.vcpusInUse = 1;

@@ -132,6 +132,19 @@ TEST(DecisionMemory, AVmSwingingItsDemandCallsForFiveDecisionsIn10sThenWaitsForT
   EXPECT_TRUE(memory.allowEventDecisionFor("vm1", kStart + milliseconds(10'001))) << "a new window";
 }
 
+TEST(DecisionMemory, OnlyARiseBeyondWhatTheSamplesShowedIsWorthMeasuring) {
+  DecisionMemory memory;
+  EXPECT_FALSE(memory.claimNeedsEvidence("vm1", 4.0)) << "no decision yet";
+  const HostSnapshot first = snapshotAt(1, 0, 0);
+  memory.decideOnSnapshot(settings(), first.records, &first, std::nullopt, cooperativeChannels(), first.takenAt, 1);
+  const HostSnapshot second = snapshotAt(2, 250'000'000, 750'000'000);
+  memory.decideOnSnapshot(settings(), second.records, &second, std::nullopt, cooperativeChannels(), second.takenAt, 2);
+  // The samples showed vm1 wanting 4 CPUs: a report of 4 needs nothing more.
+  EXPECT_FALSE(memory.claimNeedsEvidence("vm1", 4.0));
+  EXPECT_TRUE(memory.claimNeedsEvidence("vm1", 4.5)) << "beyond what the samples showed";
+  EXPECT_FALSE(memory.claimNeedsEvidence("vm9", 4.0)) << "a VM the decision did not see";
+}
+
 TEST(DecisionMemory, ASnapshotOlderThanThreeTicksIsStale) {
   EXPECT_FALSE(snapshotIsStale(kStart, kStart + milliseconds(3000), milliseconds(1000)));
   EXPECT_TRUE(snapshotIsStale(kStart, kStart + milliseconds(3001), milliseconds(1000)));

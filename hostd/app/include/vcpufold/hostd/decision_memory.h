@@ -80,6 +80,14 @@ class DecisionMemory {
   // decide for the whole host at its pace. Budgets of VMs gone are dropped
   // at the next snapshot decision.
   bool allowEventDecisionFor(const std::string& vm, Clock::time_point now);
+
+  // A VM's vCPU demand measured over a short window ending at `at` (between
+  // ticks, when its agent reported a rise): counted as evidence by the
+  // decisions whose samples it is newer than (allocation.h).
+  void noteRecentDemand(const std::string& vm, double demandCpus, Clock::time_point at);
+  // Whether a VM's reported demand rises above what the last decision saw
+  // its vCPUs use (by more than the evidence slack): worth measuring now.
+  [[nodiscard]] bool claimNeedsEvidence(const std::string& vm, double reportedDemand) const;
   // When the earliest pending unfold falls due.
   [[nodiscard]] std::optional<Clock::time_point> nextUnfoldDue(const AllocationConfig& config) const;
 
@@ -94,6 +102,13 @@ class DecisionMemory {
 
   TickReport latest_;
   std::map<std::string, LogThrottle> eventBudgets_;  // per VM, see allowEventDecisionFor
+  struct RecentDemand {
+    double cpus = 0.0;
+    Clock::time_point at{};
+  };
+  std::map<std::string, RecentDemand> recentDemand_;  // see noteRecentDemand
+  // The recent demands newer than `windowStart`, for a decision on samples from then.
+  [[nodiscard]] std::map<std::string, double> recentDemandSince(std::optional<Clock::time_point> windowStart) const;
   std::unordered_map<std::string, std::size_t> rowOf_;  // latest_.vms by name
   std::map<std::string, HintState> hintState_;
   std::map<std::string, VmSample> previousSamples_;

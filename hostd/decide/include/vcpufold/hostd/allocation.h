@@ -9,10 +9,11 @@
 //              a report newer than the samples is the demand on its own (the
 //              guest's load changed after they were taken); but a report above
 //              what the host observed counts only while the host sees the VM
-//              use the vCPUs it already has (observed within
-//              `kReportEvidenceSlackCpus` of them): a folded busy guest's
-//              queued tasks count, an idle guest's claim does not, so no
-//              guest can fold its neighbours by its word alone
+//              use the vCPUs it already has (observed, over the samples or a
+//              short window measured since, within `kReportEvidenceSlackCpus`
+//              of them): a folded busy guest's queued tasks count, an idle
+//              guest's claim does not, so no guest can fold its neighbours by
+//              its word alone
 //   each pool (cpu_pools.h) on its own:
 //   no contention (sum of demand <= capacity; for a VM alone in its pool,
 //              <= capacity + `unfoldMarginCpus`): every VM gets all its vCPUs
@@ -61,6 +62,9 @@ struct VmDemand {
   // force, the smaller one before a recent unfold (the guest takes a moment
   // to use a larger hint), none: all its vCPUs (not hinted).
   std::optional<std::uint32_t> vcpusInUse;
+  // Its vCPUs' demand over a short window taken after the samples (between
+  // ticks, when its agent reported a rise): evidence newer than the samples.
+  std::optional<double> recentObservedDemand;
   // CPUs the VM's QEMU spent outside its vCPUs (emulator and I/O threads,
   // vhost): its own load, on top of its vCPUs' demand and paid from its own
   // share, never the pool's (so a guest that keeps them busy folds only itself).

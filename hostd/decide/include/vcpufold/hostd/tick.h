@@ -115,6 +115,9 @@ struct TickInputs {
   // since; its report is the current level, where the samples average across
   // the change.
   std::optional<std::chrono::steady_clock::time_point> windowStartedAt;
+  // VMs' vCPU demand over a short window measured after the samples, by
+  // name: evidence for a report that rose since (allocation.h).
+  std::map<std::string, double> recentObservedDemand;
   std::chrono::milliseconds statusMaxAge{3'000};  // a status older than this (or 2 of its intervals) is stale
   std::vector<std::string> missingInputs;         // what the daemon could not read this tick, and why
   std::optional<std::chrono::steady_clock::time_point> inputsMissingSince;  // start of the host-wide episode

@@ -23,6 +23,16 @@ class Inventory {
   virtual Expected<std::map<std::string, VmSample>> sample() = 0;
   // Things worth a log line since the last call (QEMU events, VMs appearing).
   virtual std::vector<std::string> takeNotes() { return {}; }
+  // One VM's vCPU counters now (the evidence hostd takes between ticks when
+  // an agent reports more demand than the last samples showed). By default
+  // a sample of every VM, of which that one.
+  virtual Expected<VmSample> sampleOne(const std::string& vm) {
+    auto all = sample();
+    if (!all) return all.error();
+    const auto found = all->find(vm);
+    if (found == all->end()) return Error{"no vCPU sample of " + vm};
+    return found->second;
+  }
 };
 
 }  // namespace vcpufold::hostd

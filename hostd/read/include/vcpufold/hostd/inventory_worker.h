@@ -55,6 +55,13 @@ class InventoryWorker {
   bool stop(std::chrono::milliseconds patience);
   void setPeriod(std::chrono::milliseconds period);
 
+  // Measures `vm`'s vCPU load over `window` starting now: two samples of it,
+  // taken on the worker thread between its cycles. `done` runs on the worker
+  // thread with the load, or none when the VM could not be sampled (hand it
+  // over, as with snapshots). A request for a VM already waiting is dropped.
+  using LoadHandler = std::function<void(const std::string& vm, std::optional<VmLoad> load)>;
+  void measureNow(const std::string& vm, std::chrono::milliseconds window, LoadHandler done);
+
   // What the thread is doing and since when (for logs when snapshots are late).
   struct Activity {
     std::string step;
