@@ -134,11 +134,11 @@ const TickReport* DecisionMemory::decideOnEvent(const DecisionSettings& settings
   return &latest_;
 }
 
-bool DecisionMemory::claimNeedsEvidence(const std::string& vm, double reportedDemand) const {
+bool DecisionMemory::claimNeedsEvidence(const std::string& vm, double reportedDemand, double measured) const {
   const auto index = rowOf_.find(vm);
   if (index == rowOf_.end()) return false;
   const VmReport& row = latest_.vms[index->second];
-  const double seen = row.load ? row.load->demandCpus : 0.0;
+  const double seen = std::max(row.load ? row.load->demandCpus : 0.0, measured);
   return reportedDemand > seen + kReportEvidenceSlackCpus;
 }
 

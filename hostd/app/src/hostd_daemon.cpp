@@ -45,6 +45,7 @@ constexpr auto kEventDebounce = std::chrono::milliseconds(30);
 // do not show yet: long enough that busy vCPU threads show as busy, short
 // against the tick.
 constexpr auto kEvidenceWindow = std::chrono::milliseconds(50);
+constexpr auto kEvidenceWindowAgain = std::chrono::milliseconds(200);  // once, when the first fell short
 
 double threadCpuSeconds() {
   timespec now{};
@@ -247,21 +248,31 @@ struct HostdDaemon::Impl {
     // evidence (allocation.h): the VM's vCPUs are measured over a short
     // window now, and the decision taken again once that is known, so an
     // honest guest waking is acted on within a fraction of the tick.
-    if (worker && memory.claimNeedsEvidence(vm, status.demand))
-      worker->measureNow(vm, kEvidenceWindow, [this](const std::string& measured, std::optional<VmLoad> load) {
-        asio::post(io, [this, measured, load] { onRecentLoad(measured, load); });
-      });
+    if (worker && memory.claimNeedsEvidence(vm, status.demand)) measure(vm, status.demand, kEvidenceWindow);
     requestDecision(Clock::now() + kEventDebounce, *why);
   }
 
+  // Measures a VM's vCPUs over `window` on the inventory thread, for a
+  // report of `claimed` tasks.
+  void measure(const std::string& vm, double claimed, std::chrono::milliseconds window) {
+    worker->measureNow(vm, window, [this, claimed, window](const std::string& measured, std::optional<VmLoad> load) {
+      asio::post(io, [this, measured, claimed, window, load] { onRecentLoad(measured, claimed, window, load); });
+    });
+  }
+
   // The short measurement a rising report asked for: evidence for the next
-  // decision (a VM that could not be sampled gives none).
-  void onRecentLoad(const std::string& vm, const std::optional<VmLoad>& load) {
+  // decision (a VM that could not be sampled gives none). A guest's tasks
+  // take a moment to spread over its vCPUs (in a slow guest, longer than the
+  // first window): a measure short of the claim is taken once more, longer.
+  void onRecentLoad(const std::string& vm, double claimed, std::chrono::milliseconds window,
+                    const std::optional<VmLoad>& load) {
     if (!load) return;
     memory.noteRecentDemand(vm, load->demandCpus, Clock::now());
     requestDecision(Clock::now(), escapeForLog(vm, 128) + "'s vCPUs measured: demand " +
-                                      fixedDecimals(load->demandCpus, 2) + " over the last " +
-                                      std::to_string(kEvidenceWindow.count()) + " ms");
+                                      fixedDecimals(load->demandCpus, 2) + " over " + std::to_string(window.count()) +
+                                      " ms");
+    if (window == kEvidenceWindow && memory.claimNeedsEvidence(vm, claimed, load->demandCpus))
+      measure(vm, claimed, kEvidenceWindowAgain);
   }
 
   // An agent that starts acknowledging has so far been hinted all its vCPUs

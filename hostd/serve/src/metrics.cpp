@@ -36,7 +36,7 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
            "Decisions between ticks, on the last samples: a changed demand report, or an unfold falling due.");
   w.sample("vcpufold_event_decisions_total", "", static_cast<double>(counters.eventDecisionsTotal));
   w.family("vcpufold_event_decisions_refused_total", "counter",
-           "Changed demand reports that called for a decision past their VM's budget (5 per 10 s): left to the tick.");
+           "Changed demand reports that called for a decision past their VM's budget (20 per 10 s): left to the tick.");
   w.sample("vcpufold_event_decisions_refused_total", "", static_cast<double>(counters.eventDecisionsRefusedTotal));
   w.family("vcpufold_metrics_connections_evicted_total", "counter",
            "Metrics clients closed early to keep within the connection cap.");

@@ -121,15 +121,15 @@ TEST(DecisionMemory, ADemandReportThatMovesByATaskCallsForADecision) {
   EXPECT_EQ(revised->vms[1].hint->vcpus, 4u) << "an agent that stopped acknowledging is hinted all its vCPUs";
 }
 
-TEST(DecisionMemory, AVmSwingingItsDemandCallsForFiveDecisionsIn10sThenWaitsForTheTick) {
+TEST(DecisionMemory, AVmSwingingItsDemandCallsForItsBudgetOfDecisionsThenWaitsForTheTick) {
   DecisionMemory memory;
   const HostSnapshot first = snapshotAt(1, 0, 0);
   memory.decideOnSnapshot(settings(), first.records, &first, std::nullopt, cooperativeChannels(), first.takenAt, 1);
-  int allowed = 0;
-  for (int i = 0; i < 50; ++i) allowed += memory.allowEventDecisionFor("vm1", kStart + milliseconds(100 * i)) ? 1 : 0;
-  EXPECT_EQ(allowed, 5) << "50 swings in 5 s: five decisions, the rest wait for the tick";
-  EXPECT_TRUE(memory.allowEventDecisionFor("vm2", kStart + milliseconds(4900))) << "a budget per VM, not shared";
-  EXPECT_TRUE(memory.allowEventDecisionFor("vm1", kStart + milliseconds(10'001))) << "a new window";
+  unsigned allowed = 0;
+  for (int i = 0; i < 500; ++i) allowed += memory.allowEventDecisionFor("vm1", kStart + milliseconds(10 * i)) ? 1U : 0U;
+  EXPECT_EQ(allowed, kEventDecisionsPerVm) << "500 swings in 5 s: the budget, the rest wait for the tick";
+  EXPECT_TRUE(memory.allowEventDecisionFor("vm2", kStart + milliseconds(4990))) << "a budget per VM, not shared";
+  EXPECT_TRUE(memory.allowEventDecisionFor("vm1", kStart + kEventDecisionWindow + milliseconds(1))) << "a new window";
 }
 
 TEST(DecisionMemory, OnlyARiseBeyondWhatTheSamplesShowedIsWorthMeasuring) {
@@ -142,6 +142,8 @@ TEST(DecisionMemory, OnlyARiseBeyondWhatTheSamplesShowedIsWorthMeasuring) {
   // The samples showed vm1 wanting 4 CPUs: a report of 4 needs nothing more.
   EXPECT_FALSE(memory.claimNeedsEvidence("vm1", 4.0));
   EXPECT_TRUE(memory.claimNeedsEvidence("vm1", 4.5)) << "beyond what the samples showed";
+  EXPECT_FALSE(memory.claimNeedsEvidence("vm1", 4.5, 4.4)) << "a measure since shows it";
+  EXPECT_TRUE(memory.claimNeedsEvidence("vm1", 4.5, 1.0)) << "a measure that fell short: measured again";
   EXPECT_FALSE(memory.claimNeedsEvidence("vm9", 4.0)) << "a VM the decision did not see";
 }
 

@@ -26,7 +26,7 @@
 
 namespace vcpufold::hostd {
 
-inline constexpr std::uint32_t kEventDecisionsPerVm = 5;
+inline constexpr std::uint32_t kEventDecisionsPerVm = 20;  // an honest guest changing load every second keeps its reaction
 inline constexpr std::chrono::milliseconds kEventDecisionWindow{10'000};
 
 struct DecisionSettings {
@@ -86,8 +86,9 @@ class DecisionMemory {
   // decisions whose samples it is newer than (allocation.h).
   void noteRecentDemand(const std::string& vm, double demandCpus, Clock::time_point at);
   // Whether a VM's reported demand rises above what the last decision saw
-  // its vCPUs use (by more than the evidence slack): worth measuring now.
-  [[nodiscard]] bool claimNeedsEvidence(const std::string& vm, double reportedDemand) const;
+  // its vCPUs use, or `measured` if larger (by more than the evidence slack):
+  // worth measuring (again).
+  [[nodiscard]] bool claimNeedsEvidence(const std::string& vm, double reportedDemand, double measured = 0.0) const;
   // When the earliest pending unfold falls due.
   [[nodiscard]] std::optional<Clock::time_point> nextUnfoldDue(const AllocationConfig& config) const;
 
