@@ -10,7 +10,9 @@
 // hostd's CPU, and are not included.
 // After every tick, one event decision: one VM's agent reports a changed
 // demand, and hostd decides again on the tick's samples (decideTick) and
-// encodes the hints that changed (only those are sent).
+// encodes the hints that changed (only those are sent). Then a flood: 100
+// guests swinging their reports as fast as they can, through the per-VM
+// budget and the debounce of decisions between ticks.
 // Usage: vcpufold-bench-tick-cost [VMS=1000] [VCPUS=8] [TICKS=50]
 
 #include <time.h>
@@ -22,6 +24,8 @@
 #include <random>
 #include <vector>
 
+#include "vcpufold/common/daemon_support.h"
+#include "vcpufold/hostd/decision_memory.h"
 #include "vcpufold/hostd/metrics.h"
 #include "vcpufold/hostd/status_table.h"
 #include "vcpufold/hostd/tick.h"
@@ -40,6 +44,7 @@ double cpuSeconds() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vcpufold::keepLargeBlocksAllocated();  // as vcpufold-hostd does
   const int vms = argc > 1 ? std::atoi(argv[1]) : 1000;
   const int vcpus = argc > 2 ? std::atoi(argv[2]) : 8;
   const int ticks = argc > 3 ? std::atoi(argv[3]) : 50;
@@ -149,5 +154,56 @@ int main(int argc, char** argv) {
       eventCosts.back() * 1000, static_cast<double>(eventHintsChanged) / ticks);
   std::printf("on request: metrics page and status table together, median %.2f ms CPU\n",
               renderCosts[renderCosts.size() / 2] * 1000);
+
+  // A flood: 100 guests swing their reported demand between 0 and all their
+  // vCPUs every 10 ms for 10 s. Each swing asks for a decision between ticks;
+  // the control thread grants each VM kEventDecisionsPerVm per
+  // kEventDecisionWindow (DecisionMemory) and joins requests within its 30 ms
+  // debounce, and every granted decision is a whole decideTick over the fleet.
+  constexpr int kFlooders = 100;
+  constexpr auto kDebounce = std::chrono::milliseconds(30);
+  DecisionMemory budgets;
+  const auto floodStart = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  bool pending = false;  // a decision asked for, due at pendingAt
+  auto pendingAt = floodStart;
+  std::vector<double> floodCosts;
+  std::size_t asked = 0, granted = 0;
+  const auto decide = [&](std::chrono::steady_clock::time_point at) {
+    inputs.now = at;
+    const double begin = cpuSeconds();
+    const TickReport flooded = decideTick(AllocationConfig{}, inputs, state, 0);
+    state = flooded.hintState;
+    floodCosts.push_back(cpuSeconds() - begin);
+  };
+  for (int step = 0; step < 1000; ++step) {
+    const auto at = floodStart + std::chrono::milliseconds(10 * step);
+    if (pending && pendingAt <= at) {
+      decide(pendingAt);
+      pending = false;
+    }
+    for (int i = 0; i < std::min(kFlooders, vms); ++i) {
+      const auto& name = inputs.vms[static_cast<std::size_t>(i)].name;
+      auto& channel = inputs.channels[name];
+      channel.lastStatus->demand = step % 2 ? 0.0 : static_cast<double>(vcpus);
+      channel.lastStatusAt = at;
+      channel.lastDemandChangeAt = at;
+      ++asked;
+      if (!budgets.allowEventDecisionFor(name, at)) continue;
+      ++granted;
+      if (!pending) {
+        pending = true;
+        pendingAt = at + kDebounce;
+      }
+    }
+  }
+  double floodTotal = 0;
+  for (double cost : floodCosts) floodTotal += cost;
+  std::sort(floodCosts.begin(), floodCosts.end());
+  std::printf(
+      "%d guests swinging their reports every 10 ms for 10 s: %zu asked for a decision, %zu within their "
+      "budgets, %zu decisions taken (%.1f a second), %.1f ms CPU a second (%.1f%% of one CPU), the longest "
+      "%.2f ms: what a tick can wait behind\n",
+      std::min(kFlooders, vms), asked, granted, floodCosts.size(), static_cast<double>(floodCosts.size()) / 10.0,
+      floodTotal * 1000 / 10.0, floodTotal * 100 / 10.0, floodCosts.empty() ? 0.0 : floodCosts.back() * 1000);
   return 0;
 }

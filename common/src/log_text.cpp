@@ -89,13 +89,13 @@ std::string escapeForLog(std::string_view text, std::size_t maxBytes) {
 
 std::string escapeWithin(std::string_view text, std::size_t maxBytes) {
   constexpr std::string_view kCut = "...";
-  // Most text (hostd's own reasons) is printable ASCII that fits: as it is,
-  // without a character at a time (a thousand hints a tick).
-  if (text.size() <= maxBytes && std::all_of(text.begin(), text.end(), [](char c) {
-        return c >= 0x20 && c < 0x7f && c != '\\';
-      }))
+  // Most text (hostd's own reasons, a thousand hints a tick) is printable
+  // ASCII that fits: as it is.
+  if (text.size() <= maxBytes &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '\\'; }))
     return std::string(text);
   std::string out;
+  out.reserve(maxBytes + 8);
   // Escaping never shortens text, so only text within the limit may fit whole.
   if (text.size() <= maxBytes) {
     for (std::size_t i = 0; i < text.size();) i += appendEscapedCharacter(out, text, i);
@@ -103,12 +103,15 @@ std::string escapeWithin(std::string_view text, std::size_t maxBytes) {
     out.clear();
   }
   if (maxBytes < kCut.size()) return out;
-  std::string character;
+  // Whole characters (an escape is one) until the mark of the cut would not fit.
+  const std::size_t room = maxBytes - kCut.size();
   for (std::size_t i = 0; i < text.size();) {
-    character.clear();
-    i += appendEscapedCharacter(character, text, i);
-    if (out.size() + character.size() > maxBytes - kCut.size()) break;
-    out += character;
+    const std::size_t before = out.size();
+    i += appendEscapedCharacter(out, text, i);
+    if (out.size() > room) {
+      out.resize(before);
+      break;
+    }
   }
   return out += kCut;
 }

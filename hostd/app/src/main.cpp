@@ -3,10 +3,12 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 
+#include "vcpufold/common/daemon_support.h"
 #include "vcpufold/hostd/hostd_app.h"
 #include "vcpufold/hostd/policy_command.h"
 
 int main(int argc, char** argv) {
+  vcpufold::keepLargeBlocksAllocated();
   using vcpufold::hostd::HostdOptions;
   CLI::App app{
       "vcpufold-hostd: folds overcommitted VMs onto their fair share of the host's pCPUs. Every tick it samples\n"

@@ -19,4 +19,11 @@ std::string joinLines(const std::vector<std::string>& lines);
 // adds its own). level: trace, debug, info, warn or error.
 std::shared_ptr<spdlog::logger> makeDaemonLogger(const std::string& name, const std::string& level);
 
+// Keeps the allocator from handing large blocks back to the kernel and
+// taking them again: hostd builds a report of a few MiB at every decision,
+// and glibc's default (mmap above a threshold it moves, trimming the heap's
+// top) made each one fault its pages in afresh, which tripled a tick's CPU
+// at 1000 VMs (the tick-cost bench, docs/hostd.md). Call first in main.
+void keepLargeBlocksAllocated();
+
 }  // namespace vcpufold
