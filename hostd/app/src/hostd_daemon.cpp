@@ -101,6 +101,8 @@ struct HostdDaemon::Impl {
   std::chrono::steady_clock::time_point nextTick;
   std::chrono::steady_clock::time_point scheduledTick;  // when the tick in progress was due
   bool watchdog = false;
+  std::string socketOwnerName;  // see socketOwner()
+  std::optional<uid_t> socketOwnerUid;
 
   spdlog::logger& log() { return *parts.log; }
   const HostdConfig& config() const { return parts.config; }
@@ -135,9 +137,19 @@ struct HostdDaemon::Impl {
     if (config().inventory == InventoryKind::Libvirt)
       return [fs = parts.fs, name = vm.name](int fd) { return refusedLibvirtPeer(fs, name, fd); };
     if (vm.policySource == PolicySource::Config) return {};
-    const std::optional<uid_t> owner =
-        config().qmpSocketOwner.empty() ? std::nullopt : uidOfUser(config().qmpSocketOwner);
-    return [path = *vm.channelSocket, owner](int) { return refusedSocketFile(path, owner); };
+    return [path = *vm.channelSocket, owner = socketOwner()](int) { return refusedSocketFile(path, owner); };
+  }
+
+  // inventory.qmp_socket_owner as a uid, looked up once per name: the user
+  // database may be a network service, not something to wait for on the
+  // control thread at every new session.
+  std::optional<uid_t> socketOwner() {
+    const std::string& name = config().qmpSocketOwner;
+    if (socketOwnerName != name) {
+      socketOwnerName = name;
+      socketOwnerUid = name.empty() ? std::nullopt : uidOfUser(name);
+    }
+    return socketOwnerUid;
   }
 
   void reconcileSessions() {
