@@ -119,6 +119,7 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
     // hostd appends to its log: a file left by an earlier run in the same
     // work directory would add that run's lines to this measurement's count.
     std::filesystem::remove(settings.workDirectory + "/" + hostdLog);
+    const auto hostdStarted = std::chrono::steady_clock::now();
     {
       ModeSession session(lab, planned.mode, settings, hostdLog);
       if (planned.mode != GuestMode::Unfolded && !actuatorChecked) {
@@ -129,9 +130,12 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
         actuatorChecked = true;
       }
       logs = lab.runWorkload(workload.name, workload.size, 2, 600'000, &where);
+      sample.minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - hostdStarted).count() / 60;
     }
+    const std::string hostdLines = readWholeFile(settings.workDirectory + "/" + hostdLog);
     // hostd's word for an agent that did not answer a hint within its lease.
-    sample.overdueAcks = countOccurrences(readWholeFile(settings.workDirectory + "/" + hostdLog), "not acknowledged in");
+    sample.overdueAcks = countOccurrences(hostdLines, "not acknowledged in");
+    sample.hintChanges = planned.mode == GuestMode::Unfolded ? 0 : hintChangesAfterSettling(hostdLines);
     if (sample.overdueAcks > 0) {
       // The agents' side of those episodes (each hint's arrival and apply
       // time, in the guest's clock) beside hostd's log, to tell who waited.
@@ -159,8 +163,9 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
       sample.unitSeconds.push_back(*seconds);
       line += " " + format("%.2f", *seconds) + " s";
     }
-    std::printf("%s (%.4f units/s%s)\n", line.c_str(), sample.throughput(),
-                sample.overdueAcks ? (", " + std::to_string(sample.overdueAcks) + " overdue acks").c_str() : "");
+    std::printf("%s (%.4f units/s%s%s)\n", line.c_str(), sample.throughput(),
+                sample.overdueAcks ? (", " + std::to_string(sample.overdueAcks) + " overdue acks").c_str() : "",
+                sample.hintChanges ? (", " + std::to_string(sample.hintChanges) + " further hint changes").c_str() : "");
     std::fflush(stdout);
     report.samples.push_back(sample);
   }

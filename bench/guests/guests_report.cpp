@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "guests_report.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "bench_text.h"
@@ -109,14 +112,39 @@ std::vector<double> emulatedThroughputs(const std::vector<EmulatedSample>& sampl
   return values;
 }
 
+unsigned hintChangesAfterSettling(const std::string& hostdLog) {
+  // "info: NAME: hint 4 -> 1: reason": both sides numbers ("none" is no hint).
+  const auto number = [](const std::string& text, std::size_t& at) {
+    const std::size_t start = at;
+    while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]))) ++at;
+    return at > start;
+  };
+  std::set<std::string> settled;
+  unsigned changes = 0;
+  std::istringstream lines(hostdLog);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t level = line.find(": ");
+    const std::size_t hint = line.find(": hint ");
+    if (level == std::string::npos || hint == std::string::npos || hint <= level) continue;
+    std::size_t at = hint + 7;
+    if (!number(line, at) || line.compare(at, 4, " -> ") != 0) continue;
+    at += 4;
+    if (!number(line, at) || line.compare(at, 2, ": ") != 0) continue;
+    if (!settled.insert(line.substr(level + 2, hint - level - 2)).second) ++changes;
+  }
+  return changes;
+}
+
 std::string guestsCsv(const std::vector<GuestSample>& samples) {
-  std::string out = "actuator,workload,mode,repetition,guest,unit_s,units_per_s_all_guests,overdue_acks\n";
+  std::string out =
+      "actuator,workload,mode,repetition,guest,unit_s,units_per_s_all_guests,overdue_acks,hint_changes,minutes\n";
   for (const auto& sample : samples)
     for (std::size_t guest = 0; guest < sample.unitSeconds.size(); ++guest)
       out += sample.actuator + "," + sample.workload + "," + guestModeName(sample.mode) + "," +
              std::to_string(sample.repetition) + "," + std::to_string(guest + 1) + "," +
              format("%.3f", sample.unitSeconds[guest]) + "," + format("%.5f", sample.throughput()) + "," +
-             std::to_string(sample.overdueAcks) + "\n";
+             std::to_string(sample.overdueAcks) + "," + std::to_string(sample.hintChanges) + "," +
+             format("%.2f", sample.minutes) + "\n";
   return out;
 }
 
@@ -190,18 +218,34 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
 
   // Overdue acknowledgements: an agent that did not answer a hint within
   // hostd's lease (its guest is then hinted all its vCPUs until it does).
-  out << "##### Overdue acknowledgements\n\nhostd's `hint seq N not acknowledged in` lines, in the measurements with "
-         "hostd (vcpufold and fixed):\n\n| actuator | measurements with one | episodes |\n| --- | ---: | ---: |\n";
+  // Hint changes: the workloads are steady, so after each guest's first fold
+  // a steady controller changes nothing (the emulated bench's target: 0/min).
+  out << "##### Overdue acknowledgements and hint changes\n\nIn the measurements with hostd (vcpufold and fixed): "
+         "hostd's `hint seq N not acknowledged in` lines, and its preferred-count changes after each guest's first "
+         "one (the workloads are steady, so a steady hint changes once, when the workload starts), per minute of "
+         "hostd's run:\n\n| actuator | mode | measurements with an overdue ack | episodes | measurements with a "
+         "further hint change | changes per minute: median, max |\n| --- | --- | ---: | ---: | ---: | ---: |\n";
   for (const auto& actuator : input.actuators) {
     if (!actuator.skipped.empty()) continue;
-    unsigned measurements = 0, with = 0, episodes = 0;
-    for (const auto& sample : input.samples)
-      if (sample.actuator == actuator.actuator && sample.mode != GuestMode::Unfolded) {
-        ++measurements;
-        with += sample.overdueAcks > 0;
-        episodes += sample.overdueAcks;
-      }
-    out << "| `" << actuator.actuator << "` | " << with << " of " << measurements << " | " << episodes << " |\n";
+    for (const GuestMode mode : {GuestMode::Vcpufold, GuestMode::Fixed}) {
+      unsigned measurements = 0, with = 0, episodes = 0, changed = 0;
+      std::vector<double> perMinute;
+      for (const auto& sample : input.samples)
+        if (sample.actuator == actuator.actuator && sample.mode == mode) {
+          ++measurements;
+          with += sample.overdueAcks > 0;
+          episodes += sample.overdueAcks;
+          changed += sample.hintChanges > 0;
+          perMinute.push_back(sample.minutes > 0 ? sample.hintChanges / sample.minutes : 0.0);
+        }
+      if (measurements == 0) continue;
+      std::sort(perMinute.begin(), perMinute.end());
+      const double median = perMinute.size() % 2 ? perMinute[perMinute.size() / 2]
+                                                 : (perMinute[perMinute.size() / 2 - 1] + perMinute[perMinute.size() / 2]) / 2;
+      out << "| `" << actuator.actuator << "` | " << guestModeName(mode) << " | " << with << " of " << measurements
+          << " | " << episodes << " | " << changed << " of " << measurements << " | " << format("%.1f", median) << ", "
+          << format("%.1f", perMinute.back()) << " |\n";
+    }
   }
   out << "\n";
 

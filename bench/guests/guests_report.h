@@ -23,6 +23,8 @@ struct GuestSample {
   unsigned repetition = 0;
   std::vector<double> unitSeconds;  // per guest
   unsigned overdueAcks = 0;         // hostd's "not acknowledged in" lines in this measurement
+  unsigned hintChanges = 0;         // hostd's hint changes after each guest's first (see hintChangesAfterSettling)
+  double minutes = 0;               // from hostd's start to the workload's end
   // Units per second over all guests: the throughput the modes are compared by.
   double throughput() const;
 };
@@ -59,6 +61,11 @@ struct GuestsReportInput {
   std::string imagePrefix, plotFile;
   std::string guestArgs;  // added to the guests' kernel command line, if any
 };
+
+// hostd's preferred-count changes in one measurement's log, each guest's
+// first change (the fold when the workload starts) left out: the workloads
+// are steady, so every further change is one a steady hint would not make.
+unsigned hintChangesAfterSettling(const std::string& hostdLog);
 
 std::string guestsCsv(const std::vector<GuestSample>& samples);
 // The ratio mode a / mode b of one actuator and workload, paired: the median

@@ -219,20 +219,43 @@ TEST(GuestsReport, SetsTheEmulatedRatioBesideTheRealOneAndFlagsAGapOverAFifth) {
 }
 
 TEST(GuestsReport, TheCsvHasOneRowPerGuest) {
-  const std::vector<GuestSample> samples{{"kernel", "files", GuestMode::Fixed, 2, {4.0, 5.0}, 3}};
-  EXPECT_EQ(guestsCsv(samples),
-            "actuator,workload,mode,repetition,guest,unit_s,units_per_s_all_guests,overdue_acks\n"
-            "kernel,files,fixed,2,1,4.000,0.45000,3\n"
-            "kernel,files,fixed,2,2,5.000,0.45000,3\n");
+  GuestSample sample{"kernel", "files", GuestMode::Fixed, 2, {4.0, 5.0}, 3};
+  sample.hintChanges = 4;
+  sample.minutes = 1.5;
+  EXPECT_EQ(guestsCsv({sample}),
+            "actuator,workload,mode,repetition,guest,unit_s,units_per_s_all_guests,overdue_acks,hint_changes,minutes\n"
+            "kernel,files,fixed,2,1,4.000,0.45000,3,4,1.50\n"
+            "kernel,files,fixed,2,2,5.000,0.45000,3,4,1.50\n");
 }
 
-TEST(GuestsReport, CountsOverdueAcknowledgementsPerActuatorInTheModesWithHostd) {
+TEST(GuestsReport, CountsOverdueAcknowledgementsAndHintChangesPerActuatorAndModeWithHostd) {
   auto samples = samplesOf("hackbench-pipe", 1.5, 1.45);
+  for (auto& sample : samples) sample.minutes = 2;
   samples[1].overdueAcks = 2;  // repetition 1, vcpufold
+  samples[1].hintChanges = 4;
   samples[5].overdueAcks = 1;  // repetition 2, fixed
   samples[0].overdueAcks = 7;  // unfolded has no hostd: never counted
+  samples[0].hintChanges = 9;
   const std::string report = renderGuestsReport(inputWith(samples, {"hackbench-pipe"}));
-  EXPECT_NE(report.find("| `cpuset` | 2 of 6 | 3 |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| `cpuset` | vcpufold | 1 of 3 | 2 | 1 of 3 | 0.0, 2.0 |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| `cpuset` | fixed | 1 of 3 | 1 | 0 of 3 | 0.0, 0.0 |"), std::string::npos) << report;
+}
+
+TEST(GuestsReport, HintChangesAfterEachGuestsFirstAreCounted) {
+  // Lines as hostd wrote them in a guests-bench measurement (stock 6.12,
+  // hackbench-pipe), shortened where the reason goes on.
+  const std::string log =
+      "info: vcpufold-hostd 0.1.0 starting: libvirt qemu:///system, tick 1000 ms, lease 3 ticks\n"
+      "info: vcpufold-bench-guest-1: hint none -> 4: agent has not acknowledged a hint: all 4 vCPUs\n"
+      "info: vcpufold-bench-guest-3: hint none -> 4: agent has not acknowledged a hint: all 4 vCPUs\n"
+      "info: vcpufold-bench-guest-1: hint 4 -> 1: contention: demand 4.50 > capacity 1.95; fair share 0.65\n"
+      "info: vcpufold-bench-guest-3: hint 4 -> 1: contention: demand 4.50 > capacity 1.95; fair share 0.65\n"
+      "info: vcpufold-bench-guest-3: hint seq 17 not acknowledged in 3000 ms: not cooperative\n"
+      "info: vcpufold-bench-guest-3: hint 1 -> 4: agent has not acknowledged a hint: all 4 vCPUs\n"
+      "info: vcpufold-bench-guest-3: hint 4 -> 1: contention: demand 12.00 > capacity 2.00; fair share 0.67\n"
+      "info: vcpufold-bench-guest-1: hint 1 -> none: the lease runs out\n";
+  EXPECT_EQ(hintChangesAfterSettling(log), 2u);
+  EXPECT_EQ(hintChangesAfterSettling(""), 0u);
 }
 
 TEST(WhereRan, ReadsTheGuestsDiffLines) {
