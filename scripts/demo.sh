@@ -33,7 +33,7 @@ cleanup() {
 trap cleanup EXIT
 
 # Runs a command in a guest through the lab's control port.
-in_guest() { "$build/tests/vcpufold-lab-ctl" "$lab/libvirt/$1.ctl.sock" "$2" "${3:-60}"; }
+in_guest() { "$build/lab/vcpufold-lab-ctl" "$lab/libvirt/$1.ctl.sock" "$2" "${3:-60}"; }
 
 watch_table() {
   local end=$((SECONDS + $1))

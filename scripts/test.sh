@@ -6,9 +6,9 @@
 #   sanitize  ASan + UBSan, gcc               (ctest: all but e2e, packaging and kernel, which the release build covers)
 #   fuzz      libFuzzer + ASan + UBSan, clang (ctest: label fuzz, 30 s per target)
 # and builds, without running, what packagers build: Release (-O3) with
-# Debian's default flags (dpkg-buildflags: hardening, _FORTIFY_SOURCE), and
-# MinSizeRel. Every build treats warnings as errors (VCPUFOLD_WERROR, off by
-# default). Exits non-zero on any build or test failure.
+# Debian's default flags (dpkg-buildflags: hardening, _FORTIFY_SOURCE). Every
+# build treats warnings as errors (VCPUFOLD_WERROR, off by default). Exits
+# non-zero on any build or test failure.
 #
 # Environment:
 #   VCPUFOLD_BUILD_DIR     where the build trees go (default: /var/tmp/vcpufold-build/<hash of this checkout>)
@@ -84,7 +84,6 @@ run_tests fuzz -j "$jobs" -L fuzz
 build packager -DCMAKE_BUILD_TYPE=Release -DVCPUFOLD_WERROR=ON \
   -DCMAKE_CXX_FLAGS="$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CXXFLAGS)" \
   -DCMAKE_EXE_LINKER_FLAGS="$(dpkg-buildflags --get LDFLAGS)"
-build minsize -DCMAKE_BUILD_TYPE=MinSizeRel -DVCPUFOLD_WERROR=ON
 
 # The closing lines over every run (ctest has stopped the script on any
 # failure). A skipped test is not a passed one: ctest counts it in "out of N"

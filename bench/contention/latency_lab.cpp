@@ -12,7 +12,7 @@
 
 #include "bench_text.h"
 #include "guest_control.h"
-#include "lab_cleanup.h"
+#include "lab_domains.h"
 #include "latency_runs.h"
 #include "latency_stages.h"
 #include "qemu_guest.h"

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "child_process.h"
-#include "lab_cleanup.h"
+#include "lab_domains.h"
 #include "qemu_guest.h"
 
 namespace vcpufold::bench {

@@ -6,12 +6,10 @@
 // lab domains (vcpufold-e2e-*, vcpufold-fold-*, the benches' vcpufold-bench-*) are destroyed before its tests start,
 // and on SIGTERM or SIGINT before it exits.
 
+#include "lab_domains.h"
+
 namespace vcpufold::testing {
 
 bool registerLabCleanup();
-
-// Destroys and undefines every libvirt domain named vcpufold-e2e-*,
-// vcpufold-fold-* or vcpufold-bench-*; quiet where libvirt is not running.
-void destroyStaleLabDomains();
 
 }  // namespace vcpufold::testing
