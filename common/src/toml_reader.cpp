@@ -1,7 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/common/toml_reader.h"
 
+#include <cmath>
+#include <sstream>
+
 namespace vcpufold {
+
+namespace {
+
+// 0.5, 3600: as written in a file, without trailing zeros.
+std::string shortNumber(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+}  // namespace
 
 TomlReader::TomlReader(const toml::table& table, std::vector<std::string>& problems, std::string prefix)
     : table_(table), problems_(problems), prefix_(std::move(prefix)) {}
@@ -47,6 +61,41 @@ void TomlReader::optionalUnsigned(const char* key, std::optional<std::uint32_t>&
 
 void TomlReader::signedInteger(const char* key, int& target, int min, int max) {
   if (const auto value = integerIn(key, min, max)) target = static_cast<int>(*value);
+}
+
+void TomlReader::unsignedIntegerIn(const char* key, std::uint32_t& target, std::uint32_t min, std::uint32_t max) {
+  if (const auto value = integerIn(key, min, max)) target = static_cast<std::uint32_t>(*value);
+}
+
+void TomlReader::numberIn(const char* key, double& target, double min, double max) {
+  double value = target;
+  const std::size_t before = problems_.size();
+  number(key, value);
+  if (problems_.size() != before || !has(key)) return;
+  if (!std::isfinite(value) || value < min || value > max)
+    problems_.push_back(prefix_ + key + ": expected a number " + shortNumber(min) + ".." + shortNumber(max));
+  else
+    target = value;
+}
+
+const toml::array* TomlReader::array(const char* key) {
+  const auto node = table_.at_path(key);
+  if (!node) return nullptr;
+  if (!node.is_array()) problems_.push_back(prefix_ + key + ": expected an array");
+  return node.as_array();
+}
+
+std::vector<std::string> TomlReader::strings(const char* key) {
+  std::vector<std::string> values;
+  const toml::array* elements = array(key);
+  if (!elements) return values;
+  for (const auto& element : *elements) {
+    if (auto text = element.value<std::string>())
+      values.push_back(*text);
+    else
+      problems_.push_back(prefix_ + key + ": expected an array of strings");
+  }
+  return values;
 }
 
 void TomlReader::number(const char* key, double& target) {

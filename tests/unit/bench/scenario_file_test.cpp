@@ -65,7 +65,7 @@ TEST(ScenarioFile, EveryProblemIsReportedWithItsKey) {
       "= 4\n"
       "workload = \"sleep\"\nschedule = \"square:1\"\ncolour = \"red\"\n");
   for (const char* expected :
-       {"pcpus: must be within 1..1024", "repetitions: must be within 1..100", "modes: \"fast\" is not a mode",
+       {"pcpus: expected an integer 1..1024", "repetitions: expected an integer 1..100", "modes: \"fast\" is not a mode",
         "surprise: unknown key", "vm[0].threads_per_core: must divide vcpus", "vm[0].workload: \"sleep\"",
         "vm[0].schedule: schedule \"square:1\"", "vm[0].colour: unknown key", "the name \"A\" must be lower-case"})
     EXPECT_NE(error.find(expected), std::string::npos) << expected << "\n in: " << error;

@@ -96,6 +96,32 @@ TEST(TomlReader, EveryProblemIsCollectedAndTargetsKeepTheirValues) {
   EXPECT_EQ(fromFloat, 9u);
 }
 
+TEST(TomlReader, RangesAndArraysOfStrings) {
+  const auto table = tableOf(
+      "low = 0\nhigh = 9.5\ninside = 2.5\ncount = 0\nnames = [\"a\", 3, \"b\"]\nnot_array = \"x\"\n");
+  Problems problems;
+  TomlReader reader(table, problems.list);
+  double low = 1, high = 1, inside = 1, absent = 4;
+  std::uint32_t count = 5;
+  reader.numberIn("low", low, 0.5, 9);
+  reader.numberIn("high", high, 0.5, 9);
+  reader.numberIn("inside", inside, 0.5, 9);
+  reader.numberIn("absent", absent, 0.5, 9);
+  reader.unsignedIntegerIn("count", count, 1, 64);
+  EXPECT_EQ(reader.strings("names"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(reader.array("not_array"), nullptr);
+  EXPECT_EQ(reader.array("absent"), nullptr);
+  EXPECT_EQ(problems.list,
+            (std::vector<std::string>{"low: expected a number 0.5..9", "high: expected a number 0.5..9",
+                                      "count: expected an integer 1..64", "names: expected an array of strings",
+                                      "not_array: expected an array"}));
+  EXPECT_EQ(low, 1.0);
+  EXPECT_EQ(high, 1.0);
+  EXPECT_EQ(inside, 2.5);
+  EXPECT_EQ(absent, 4.0);
+  EXPECT_EQ(count, 5u);
+}
+
 TEST(TomlReader, UnknownKeysAreNamedInTheFilesSpelling) {
   const auto table = tableOf("top = 1\n[a]\ncount = 1\ncuont = 2\n[b]\nx = 1\n[[vm]]\nname = \"v\"\n");
   Problems problems;

@@ -31,7 +31,14 @@ class TomlReader {
   void unsignedInteger(const char* key, std::uint32_t& target, std::uint32_t max = UINT32_MAX);
   void optionalUnsigned(const char* key, std::optional<std::uint32_t>& target);
   void signedInteger(const char* key, int& target, int min, int max);
+  void unsignedIntegerIn(const char* key, std::uint32_t& target, std::uint32_t min, std::uint32_t max);
   void number(const char* key, double& target);
+  // A finite number within min..max.
+  void numberIn(const char* key, double& target, double min, double max);
+  // An array, or none when the key is absent (or not an array: a problem).
+  const toml::array* array(const char* key);
+  // Strings of an array key; an element that is not one is a problem.
+  std::vector<std::string> strings(const char* key);
   void string(const char* key, std::string& target);
   void boolean(const char* key, bool& target);
 
