@@ -233,12 +233,35 @@ void Session::refuse(const std::string& why, std::optional<std::uint64_t> seq, S
 SessionOutput Session::tick(SessionTime now, bool peerBytesWaiting) {
   SessionOutput out;
   if (!isHost_ || !open_) return out;
+  judgeDeadlines(now, peerBytesWaiting, out);
+  // Hints keep going to a silent agent (hostd hints a VM that is not
+  // cooperative all its vCPUs): an acknowledgement makes it cooperative again.
+  sendHint(now, out);
+  return out;
+}
+
+SessionOutput Session::checkDeadlines(SessionTime now, bool peerBytesWaiting) {
+  SessionOutput out;
+  if (isHost_ && open_) judgeDeadlines(now, peerBytesWaiting, out);
+  return out;
+}
+
+std::optional<SessionTime> Session::nextDeadline() const {
+  if (!isHost_ || !open_) return std::nullopt;
+  if (!ready_) return helloSentAt_ + limits_.helloRepeat;
+  // Just past the timeout: an answer at the deadline itself is in time.
+  if (oldestUnackedSeq_ && !overdue_ && judgementDeferredFor_ != oldestUnackedSeq_)
+    return oldestUnackedAt_ + limits_.ackTimeout + std::chrono::milliseconds(1);
+  return std::nullopt;
+}
+
+void Session::judgeDeadlines(SessionTime now, bool peerBytesWaiting, SessionOutput& out) {
   // An agent's answer can be lost to the discard after opening (an agent that
   // does not lead its hello with 0xFF, or a tail that swallowed it): hello
   // again until one arrives.
   if (!ready_) {
     if (now - helloSentAt_ >= limits_.helloRepeat) sayHelloInto(now, out);
-    return out;
+    return;
   }
   const bool pastDeadline = oldestUnackedSeq_ && now - oldestUnackedAt_ > limits_.ackTimeout && !overdue_;
   if (pastDeadline && peerBytesWaiting && judgementDeferredFor_ != oldestUnackedSeq_) {
@@ -250,10 +273,6 @@ SessionOutput Session::tick(SessionTime now, bool peerBytesWaiting) {
                                                                    " not acknowledged in " +
                                                                    std::to_string(limits_.ackTimeout.count()) + " ms"));
   }
-  // Hints keep going to a silent agent (hostd hints a VM that is not
-  // cooperative all its vCPUs): an acknowledgement makes it cooperative again.
-  sendHint(now, out);
-  return out;
 }
 
 SessionOutput Session::setHint(std::optional<Hint> hint, SessionTime now) {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -219,6 +220,7 @@ class ChannelTest : public ::testing::Test {
     auto s = std::make_unique<ChannelSession>(io_, name, path(name), limits, [this](const std::string& line) {
       std::lock_guard lock(logMutex_);
       log_.push_back(line);
+      logTimes_.push_back(Clock::now());
     });
     s->setHint(Hint{0, 2, 3000, HintPolicy::Auto, "test"});
     if (check) s->checkPeer(std::move(check));
@@ -233,10 +235,18 @@ class ChannelTest : public ::testing::Test {
     return false;
   }
 
+  std::optional<Clock::time_point> loggedAt(const std::string& text) {
+    std::lock_guard lock(logMutex_);
+    for (std::size_t i = 0; i < log_.size(); ++i)
+      if (log_[i].find(text) != std::string::npos) return logTimes_[i];
+    return std::nullopt;
+  }
+
   boost::asio::io_context io_;
   std::filesystem::path directory_;
   std::mutex logMutex_;
   std::vector<std::string> log_;
+  std::vector<Clock::time_point> logTimes_;
 };
 
 // Limits with a reconnect after 50 ms (not 250), so restarts show within a test.
@@ -348,6 +358,22 @@ TEST_F(ChannelTest, AnAgentThatNeverAcksIsNotCooperative) {
   runTicks(sessions, 100, 800);
   EXPECT_FALSE(sessions[0]->snapshot().cooperative);
   EXPECT_TRUE(logged("not acknowledged"));
+}
+
+TEST_F(ChannelTest, AnOverdueAckIsJudgedAtItsDeadlineNotAtTheNextTick) {
+  Peer silent(path("silent"), Behaviour::HelloNoAck);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  sessions.push_back(session("silent", ChannelLimits{.session = {.ackTimeout = std::chrono::milliseconds(300)}}));
+  // A 2 s tick, run for 1.2 s: no tick comes at all.
+  runTicks(sessions, 2000, 1200);
+  const auto hints = silent.hintTimes();
+  ASSERT_FALSE(hints.empty());
+  const auto overdue = loggedAt("not acknowledged in 300 ms");
+  ASSERT_TRUE(overdue.has_value()) << "judged only at a tick";
+  const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(*overdue - hints.front());
+  EXPECT_GE(after.count(), 300);
+  EXPECT_LT(after.count(), 900) << "not at its deadline";
+  EXPECT_FALSE(sessions[0]->snapshot().cooperative);
 }
 
 TEST_F(ChannelTest, AGoodAgentIsCooperativeOnlyOnceItAcknowledges) {

@@ -39,6 +39,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
         retryTimer(context),
         writeTimer(context),
         pauseTimer(context),
+        deadlineTimer(context),
         backoff(channelLimits.reconnectMin),
         session(hostHello(), channelLimits.session),
         guestLog(channelLimits.logLinesPerWindow, channelLimits.logWindow) {}
@@ -62,12 +63,16 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   asio::steady_timer retryTimer;
   asio::steady_timer writeTimer;
   asio::steady_timer pauseTimer;
+  // The session's next deadline (hello again, an ack overdue): judged when it
+  // falls due, not at the next tick. armedDeadline: what the timer waits for.
+  asio::steady_timer deadlineTimer;
+  std::optional<Clock::time_point> armedDeadline;
   std::chrono::milliseconds backoff;
   std::uint64_t generation = 0;  // bumped on every close: stale handlers see a newer one and stop
   bool stopped = true;
 
   protocol::Session session;  // the protocol; this shell does the socket, timers and logs
-  std::chrono::milliseconds tickLate{0};  // of the tick in progress, for its log lines
+  std::chrono::milliseconds tickLate{0};  // how late the control thread judged, for its log lines
   std::size_t bytesWaitingAtTick = 0;
   std::array<char, 8192> readBuffer{};
   std::deque<protocol::OutboundFrame> outbound;
@@ -147,6 +152,8 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
     socket.close(ignored);
     writeTimer.cancel();
     pauseTimer.cancel();
+    deadlineTimer.cancel();
+    armedDeadline.reset();
     writing = false;
     outbound.clear();
     session.close();
@@ -201,6 +208,30 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
       if (mine != generation) break;  // over budget: the session closed
     }
     refreshSnapshot();
+    if (mine == generation) armDeadline();
+  }
+
+  // Every session call can move its deadline: the timer follows, re-armed
+  // only when the deadline changed (statuses arrive many times a second).
+  void armDeadline() {
+    const auto due = session.nextDeadline();
+    if (due == armedDeadline) return;
+    armedDeadline = due;
+    if (!due) {
+      deadlineTimer.cancel();
+      return;
+    }
+    deadlineTimer.expires_at(*due);
+    deadlineTimer.async_wait([self = shared_from_this(), mine = generation](const boost::system::error_code& error) {
+      if (error || mine != self->generation || self->stopped) return;
+      self->armedDeadline.reset();
+      boost::system::error_code ignored;
+      const std::size_t waiting = self->socket.is_open() ? self->socket.available(ignored) : 0;
+      const auto now = Clock::now();
+      self->tickLate = std::chrono::duration_cast<std::chrono::milliseconds>(now - self->deadlineTimer.expiry());
+      self->bytesWaitingAtTick = waiting;
+      self->handle(self->session.checkDeadlines(now, waiting > 0));
+    });
   }
 
   void onEvent(const protocol::SessionEvent& event) {
@@ -244,7 +275,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
       case Kind::AckOverdue:
         // Which side was late: bytes left unread and a late tick point at this host.
         sayAboutGuest(event.text + ": not cooperative, counted at its demand (" + std::to_string(bytesWaitingAtTick) +
-                      " bytes from the guest unread, this tick " + std::to_string(tickLate.count()) +
+                      " bytes from the guest unread, judged " + std::to_string(tickLate.count()) +
                       " ms behind schedule)");
         break;
       case Kind::AcknowledgesAgain:

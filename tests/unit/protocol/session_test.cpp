@@ -249,6 +249,35 @@ TEST(HostSession, HelloIsRepeatedUntilTheAgentAnswers) {
   EXPECT_TRUE(host.tick(kStart + milliseconds(9000)).frames.empty()) << "nothing while closed";
 }
 
+TEST(HostSession, SaysItsNextDeadlineAndJudgesItWithoutRenewingTheLease) {
+  Session unanswered(hostHello());
+  EXPECT_EQ(unanswered.nextDeadline(), std::nullopt) << "closed: nothing falls due";
+  unanswered.open(kStart);
+  EXPECT_EQ(unanswered.nextDeadline(), kStart + milliseconds(2000)) << "hello again";
+  ASSERT_EQ(written(unanswered.checkDeadlines(kStart + milliseconds(2000))).size(), 1u);
+  EXPECT_EQ(unanswered.nextDeadline(), kStart + milliseconds(4000));
+
+  ReadyHost ready;
+  // The first hint went out with the agent's hello at kStart: its ack is awaited.
+  EXPECT_EQ(ready.host.nextDeadline(), kStart + milliseconds(3001));
+  EXPECT_TRUE(ready.host.checkDeadlines(kStart + milliseconds(3000)).events.empty()) << "in time at 3 s itself";
+  const auto out = ready.host.checkDeadlines(kStart + milliseconds(3001));
+  EXPECT_NE(find(out, Kind::AckOverdue), nullptr);
+  EXPECT_TRUE(out.frames.empty()) << "a deadline is not a tick: no renewal";
+  EXPECT_EQ(ready.host.nextDeadline(), std::nullopt) << "overdue: nothing more to judge until an ack";
+  ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart + milliseconds(3100));
+  EXPECT_EQ(ready.host.nextDeadline(), std::nullopt) << "every hint acknowledged";
+  ready.host.tick(kStart + milliseconds(4000));
+  EXPECT_EQ(ready.host.nextDeadline(), kStart + milliseconds(7001)) << "the renewal's ack is awaited";
+  // Bytes waiting unread at the deadline: the judgement waits for the next tick, not a deadline.
+  EXPECT_EQ(find(ready.host.checkDeadlines(kStart + milliseconds(7001), true), Kind::AckOverdue), nullptr);
+  EXPECT_EQ(ready.host.nextDeadline(), std::nullopt);
+
+  Session agent(agentHello());
+  agent.open(kStart);
+  EXPECT_EQ(agent.nextDeadline(), std::nullopt) << "an agent has no deadlines";
+}
+
 TEST(HostSession, ANewHintIsSentAtOnceTheSameOneWaitsForTheTick) {
   ReadyHost ready;
   EXPECT_TRUE(ready.host.setHint(hintOf(2), kStart).frames.empty());

@@ -108,6 +108,14 @@ class Session {
   // was not read yet does not count as late; a peer that keeps bytes waiting
   // gains one tick, no more.
   SessionOutput tick(SessionTime now, bool peerBytesWaiting = false);
+  // Host: when a timer of tick() other than the lease renewal next falls due
+  // (hello again, the ack deadline): the owner wakes then and calls
+  // checkDeadlines, so neither waits for its next tick. None for an agent, a
+  // closed session, or when nothing is pending (a judgement deferred for
+  // unread bytes waits for the next tick, as tick() says).
+  [[nodiscard]] std::optional<SessionTime> nextDeadline() const;
+  // tick() without the lease renewal: only what fell due is done.
+  SessionOutput checkDeadlines(SessionTime now, bool peerBytesWaiting = false);
 
   // Host: the hint in force; sent at once when its vCPUs or policy changed,
   // else with the next tick. Its seq is the session's to give.
@@ -130,6 +138,7 @@ class Session {
 
  private:
   void onFrame(const std::string& frame, SessionTime now, SessionOutput& out);
+  void judgeDeadlines(SessionTime now, bool peerBytesWaiting, SessionOutput& out);
   void onHelloFrom(const Hello& hello, SessionTime now, SessionOutput& out);
   void onAck(const Ack& ack, SessionTime now, SessionOutput& out);
   [[nodiscard]] std::optional<std::string> ackProblem(const Ack& ack, std::uint32_t hintVcpus) const;
