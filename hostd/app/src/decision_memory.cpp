@@ -69,6 +69,12 @@ const TickReport& DecisionMemory::decideOnSnapshot(const DecisionSettings& setti
   return latest_;
 }
 
+void DecisionMemory::startWindowAt(const HostSnapshot& snapshot) {
+  previousSamples_ = snapshot.samples;
+  if (snapshot.cpuTicks) previousTicks_ = snapshot.cpuTicks;
+  windowStartedAt_ = snapshot.takenAt;
+}
+
 void DecisionMemory::remember(const TickInputs& inputs, const HostSnapshot* snapshot, bool stale,
                               Clock::time_point now) {
   if (latest_.inputsMissing) {

@@ -57,6 +57,14 @@ double msBetween(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
+// What every decision takes from the configuration: the daemon's and --oneshot's.
+DecisionSettings decisionSettingsOf(const HostdConfig& config) {
+  const milliseconds interval(config.intervalMs);
+  return DecisionSettings{AllocationConfig{milliseconds(config.unfoldDelayMs), config.unfoldMarginCpus},
+                          interval * config.ttlTicks, milliseconds(config.missingInputHoldMs), config.reserveCpus,
+                          config.rules};
+}
+
 }  // namespace
 
 struct HostdDaemon::Impl {
@@ -107,14 +115,9 @@ struct HostdDaemon::Impl {
   spdlog::logger& log() { return *parts.log; }
   const HostdConfig& config() const { return parts.config; }
   milliseconds interval() const { return milliseconds(config().intervalMs); }
-  AllocationConfig allocationConfig() const {
-    return AllocationConfig{milliseconds(config().unfoldDelayMs), config().unfoldMarginCpus};
-  }
-  milliseconds lease() const { return interval() * config().ttlTicks; }
-  DecisionSettings settings() const {
-    return DecisionSettings{allocationConfig(), lease(), milliseconds(config().missingInputHoldMs),
-                            config().reserveCpus, config().rules};
-  }
+  AllocationConfig allocationConfig() const { return settings().allocation; }
+  milliseconds lease() const { return settings().lease; }
+  DecisionSettings settings() const { return decisionSettingsOf(config()); }
   std::map<std::string, ChannelSnapshot> channelStates() const {
     std::map<std::string, ChannelSnapshot> channels;
     for (const auto& [name, session] : sessions) channels[name] = session->snapshot();
@@ -587,21 +590,19 @@ Expected<TickReport> HostdDaemon::observeOnce(HostdParts& parts) {
   if (!before.inventoryRead) return Error{before.missing.empty() ? "inventory failed" : before.missing.front()};
   std::this_thread::sleep_for(std::chrono::milliseconds(parts.config.intervalMs));
   const HostSnapshot after = InventoryWorker::readOnce(*parts.inventory, parts.fs, parts.config.poolCgroup, 2);
-  TickInputs inputs;
-  inputs.now = after.takenAt;
-  inputs.vms = after.records;
-  applyFleetRules(parts.config.rules, inputs.vms);
-  inputs.previousSamples = before.samples;
-  addSnapshotInputs(inputs, after, before.cpuTicks);
-  inputs.reserveCpus = parts.config.reserveCpus;
-  // As if every VM had a cooperative agent: what hostd would hint.
-  for (const auto& vm : inputs.vms) {
+  if (!after.inventoryRead) return Error{after.missing.empty() ? "inventory failed" : after.missing.front()};
+  // As if every VM with a channel had a cooperative agent: what hostd would hint.
+  std::map<std::string, ChannelSnapshot> channels;
+  for (const auto& vm : after.records) {
     ChannelSnapshot assumed;
     assumed.cooperative = vm.channelSocket.has_value();
-    inputs.channels[vm.name] = assumed;
+    channels[vm.name] = assumed;
   }
-  return decideTick(AllocationConfig{milliseconds(parts.config.unfoldDelayMs), parts.config.unfoldMarginCpus}, inputs,
-                    {}, 1);
+  // The daemon's own decision path, so that --oneshot cannot drift from it.
+  DecisionMemory memory;
+  memory.startWindowAt(before);
+  return memory.decideOnSnapshot(decisionSettingsOf(parts.config), after.records, &after, std::nullopt,
+                                 std::move(channels), after.takenAt, 1);
 }
 
 }  // namespace vcpufold::hostd

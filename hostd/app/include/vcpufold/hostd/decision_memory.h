@@ -21,7 +21,7 @@
 
 #include "vcpufold/common/log_throttle.h"
 #include "vcpufold/hostd/fleet_rule.h"
-#include "vcpufold/hostd/inventory_worker.h"
+#include "vcpufold/hostd/host_snapshot.h"
 #include "vcpufold/hostd/tick.h"
 
 namespace vcpufold::hostd {
@@ -57,6 +57,10 @@ class DecisionMemory {
                                      const HostSnapshot* snapshot, const std::optional<std::string>& staleWhy,
                                      std::map<std::string, ChannelSnapshot> channels, Clock::time_point now,
                                      std::uint64_t number);
+  // A snapshot taken only to start the first window (`--oneshot`): its
+  // counters become what the next decision's samples are measured against;
+  // nothing is decided on it.
+  void startWindowAt(const HostSnapshot& snapshot);
   // A decision between ticks: the last complete decision's samples, pool and
   // capacity with the channels as they are now. None when there is no
   // decision to revise (host-wide inputs missing since, or none yet); a pool

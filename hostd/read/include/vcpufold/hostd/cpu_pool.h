@@ -1,21 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
-// The pCPUs VMs may run on, and what of them is left for VMs.
+// Reads the pCPUs VMs may run on.
 
-#include <cstdint>
-#include <map>
 #include <string>
 
 #include "vcpufold/common/expected.h"
 #include "vcpufold/common/rooted_fs.h"
-#include "vcpufold/protocol/cpu_set.h"
+#include "vcpufold/hostd/vm_cpu_pool.h"
 
 namespace vcpufold::hostd {
-
-struct VmCpuPool {
-  protocol::CpuSet cpus;
-  std::string source;  // the file it came from, for --oneshot and logs
-};
 
 // With no cgroup named: the effective cpuset of libvirt's machine cgroup:
 // cgroup v2 machine.slice/cpuset.cpus.effective, or v1 cpuset/machine.slice or
