@@ -159,19 +159,39 @@ void Fleet::startAgents() {
     throw std::runtime_error("the agents did not start listening; see " + directory_ + "/*.agent.log");
 }
 
+std::string Fleet::hostRootWithoutOtherLoad() const {
+  namespace fs = std::filesystem;
+  const fs::path root = directory_ + "/hostroot";
+  fs::create_directories(root / "proc");
+  fs::create_directories(root / "run");
+  fs::create_symlink("/sys", root / "sys");
+  // procfs files say size 0: read, not copied.
+  std::ifstream live("/proc/stat");
+  std::ofstream(root / "proc" / "stat") << live.rdbuf();
+  for (const auto& vm : vms_) {
+    const std::string pid = std::to_string(vm.vm->pid());
+    fs::create_symlink("/proc/" + pid, root / "proc" / pid);
+  }
+  return root.string();
+}
+
 void Fleet::startHostd() {
   std::ostringstream config;
   config << "[hostd]\ninterval_ms = " << options_.tickMs << "\nttl_ticks = 3\nlog_level = \"debug\"\n"
          << "[inventory]\nbackend = \"qmp\"\n";
   if (cpuset_) config << "pool_cgroup = \"" << HostCpuset::kCgroup << "\"\n";
-  config << "[metrics]\naddress = \"\"\n[control]\nsocket = \"" << directory_ << "/hostd.sock\"\n";
+  // Under --root the control socket is a path inside the root.
+  const std::string root = options_.hostLoadHidden ? hostRootWithoutOtherLoad() : "";
+  config << "[metrics]\naddress = \"\"\n[control]\nsocket = \"" << (root.empty() ? directory_ : "/run")
+         << "/hostd.sock\"\n";
   for (const auto& vm : vms_)
     config << "[[vm]]\nname = \"" << vm.spec.name << "\"\nqmp_socket = \"" << directory_ << "/" << vm.spec.name
            << ".qmp\"\nhint_socket = \"" << directory_ << "/" << vm.spec.name
            << ".hint.sock\"\nweight = " << static_cast<long>(vm.spec.weight) << "\n";
   writeWholeFile(directory_ + "/hostd.toml", config.str());
-  hostd_ = std::make_unique<testing::ChildProcess>(
-      binaries_.hostd, std::vector<std::string>{"--config", directory_ + "/hostd.toml"}, directory_ + "/hostd.log");
+  std::vector<std::string> arguments{"--config", directory_ + "/hostd.toml"};
+  if (!root.empty()) arguments.insert(arguments.end(), {"--root", root});
+  hostd_ = std::make_unique<testing::ChildProcess>(binaries_.hostd, arguments, directory_ + "/hostd.log");
 }
 
 void Fleet::stop() {

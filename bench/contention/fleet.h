@@ -25,6 +25,11 @@ struct FleetBinaries {
 struct FleetOptions {
   unsigned tickMs = 1000;  // hostd's tick and the agents' interval
   unsigned pcpus = 0;      // 0: no cpuset, the VMs run anywhere and hostd's pool is its default
+  // hostd runs under --root with a /proc/stat captured when it starts (the
+  // VMs' own /proc entries and /sys live): no load of this machine's other
+  // processes enters its capacity. For tests whose subject is hostd's
+  // reaction, not what else the machine runs; a bench measures with it off.
+  bool hostLoadHidden = false;
 };
 
 struct EmulatedVmProcess {
@@ -65,6 +70,8 @@ class Fleet {
 
  private:
   bool allExist(const std::string& suffix, bool agentsOnly = false) const;
+  // The root hostd runs under with hostLoadHidden; returns it.
+  std::string hostRootWithoutOtherLoad() const;
 
   FleetBinaries binaries_;
   std::string directory_;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // hostd decides when a guest's demand changes, not only on its tick: the real
 // hostd (a 3 s tick, so that a tick cannot pass for an event), the real agents
-// (which report a change of runnable tasks at once) and two emulated VMs on
-// this host's CPUs. A neighbour waking folds a VM within a fraction of the
+// (which report a change of runnable tasks at once) and two emulated VMs in a
+// 2-CPU cpuset of their own. A neighbour waking folds a VM within a fraction of the
 // tick, once hostd has measured the neighbour's vCPUs busy (its report alone
 // folds nobody); the neighbour going idle unfolds it once the unfold delay (1 s) has
 // passed, not before and not at the next tick. An agent that starts
@@ -65,6 +65,17 @@ VmSpec computeVm(const char* name, unsigned tasks) {
   spec.workload = "compute";
   spec.schedule = Schedule{Schedule::Kind::Constant, tasks};
   return spec;
+}
+
+// The VMs in a 2-CPU cpuset of their own (hostd's pool), on a machine of any
+// size; hostd's capacity is that cpuset, whatever else runs on its CPUs (the
+// subject is when hostd decides, not this machine's load).
+FleetOptions reactionFleet() {
+  FleetOptions options;
+  options.tickMs = kTickMs;
+  options.pcpus = 2;
+  options.hostLoadHidden = true;
+  return options;
 }
 
 // A guest end of vm-b's channel that lies as fast as the channel lets it: it
@@ -136,11 +147,10 @@ class SwingingAgent {
 }  // namespace
 
 TEST(HostdReaction, ANeighbourWakingFoldsOnTheHostsEvidenceWithinATickAndItsIdlingUnfoldsAfterTheDelay) {
-  if (std::thread::hardware_concurrency() > 2) GTEST_SKIP() << "the emulated VMs' load assumes 2 host CPUs";
   FleetBinaries binaries{VCPUFOLD_EMULATED_VM, VCPUFOLD_AGENT_BINARY, VCPUFOLD_HOSTD_BINARY};
   vcpufold::testing::FixtureTree work("");
   Fleet fleet(binaries, work.root().string() + "/fleet", {computeVm("vm-a", 2), computeVm("vm-b", 0)},
-              FleetOptions{kTickMs, 0});
+              reactionFleet());
   fleet.startAgents();
   fleet.startHostd();
   const std::string hostdLog = fleet.directory() + "/hostd.log";
@@ -181,12 +191,11 @@ TEST(HostdReaction, ANeighbourWakingFoldsOnTheHostsEvidenceWithinATickAndItsIdli
 }
 
 TEST(HostdReaction, AnAgentsFirstAcknowledgementGetsItsShareWithoutWaitingForATick) {
-  if (std::thread::hardware_concurrency() > 2) GTEST_SKIP() << "the emulated VMs' load assumes 2 host CPUs";
   FleetBinaries binaries{VCPUFOLD_EMULATED_VM, VCPUFOLD_AGENT_BINARY, VCPUFOLD_HOSTD_BINARY};
   vcpufold::testing::FixtureTree work("");
   // Both busy with 4 tasks on 2 CPUs: each one's share is 1 CPU.
   Fleet fleet(binaries, work.root().string() + "/fleet", {computeVm("vm-a", 4), computeVm("vm-b", 4)},
-              FleetOptions{kTickMs, 0});
+              reactionFleet());
   fleet.startAgents();
   fleet.startHostd();
   const std::string hostdLog = fleet.directory() + "/hostd.log";
@@ -209,12 +218,11 @@ TEST(HostdReaction, AnAgentsFirstAcknowledgementGetsItsShareWithoutWaitingForATi
 }
 
 TEST(HostdReaction, AGuestSwingingItsReportedDemandCannotDriveDecisionsFasterThanTheDebounce) {
-  if (std::thread::hardware_concurrency() > 2) GTEST_SKIP() << "the emulated VMs' load assumes 2 host CPUs";
   FleetBinaries binaries{VCPUFOLD_EMULATED_VM, VCPUFOLD_AGENT_BINARY, VCPUFOLD_HOSTD_BINARY};
   vcpufold::testing::FixtureTree work("");
   VmSpec liar = computeVm("vm-b", 4);
   liar.agent = false;  // its channel is the swinging agent's
-  Fleet fleet(binaries, work.root().string() + "/fleet", {computeVm("vm-a", 2), liar}, FleetOptions{kTickMs, 0});
+  Fleet fleet(binaries, work.root().string() + "/fleet", {computeVm("vm-a", 2), liar}, reactionFleet());
   fleet.startAgents();
   SwingingAgent swinging(fleet.directory() + "/vm-b.hint.sock");
   fleet.startHostd();
