@@ -82,6 +82,14 @@ int AgentDaemon::run() {
                                     (parts_.config.foldDefault == FoldDefault::Always ? "; fold = always" : "") + ")");
   if (auto stat = readStat()) lastStat_ = *stat;
   if (auto online = parts_.fs.readFile(paths::kCpuOnline)) onlineText_ = *online;
+  if (!parts_.foldingRefused && !parts_.autoFoldDeclined) {
+    // Now, while the guest may be idle, rather than inside the first fold's answer.
+    if (auto prepared = parts_.actuator->prepare(monotonicMs()); !prepared)
+      log.warn("cannot prepare the {} actuator ({}); the first fold will try again",
+               protocol::actuatorName(parts_.actuator->kind()), prepared.error().message);
+    else if (prepared->changed)
+      log.info("prepared the {} actuator: {}", protocol::actuatorName(parts_.actuator->kind()), prepared->detail);
+  }
 
   const bool watchdog = sd_watchdog_enabled(0, nullptr) > 0;
   std::int64_t lastPingMs = 0;
@@ -427,7 +435,8 @@ void AgentDaemon::send(const protocol::Message& message) {
     parts_.log->debug("{} not sent: host not connected", protocol::messageTypeName(message));
     return;
   }
-  handle(session_.send(message), 0);
+  // Sending produces frames (and an encode failure's event), never a hint: the time is the loop's all the same.
+  handle(session_.send(message), monotonicMs());
 }
 
 void AgentDaemon::sendError(std::optional<std::uint64_t> seq, const std::string& reason, std::int64_t nowMs) {

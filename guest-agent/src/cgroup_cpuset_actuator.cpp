@@ -112,14 +112,16 @@ std::optional<CgroupCpusetActuator::State> CgroupCpusetActuator::loadState(const
   }
 }
 
-Expected<void> CgroupCpusetActuator::saveState() const {
-  const nlohmann::json json{{"cgroup_root", state_.cgroupRoot},
-                            {"enabled_cpuset", state_.enabledCpuset},
-                            {"created_fold_cgroup", state_.createdFoldCgroup},
-                            {"managed", state_.managed}};
-  if (auto made = knobs_.fs().makeDirectory(paths::kAgentStateDir); !made) return made;
-  return knobs_.fs().replaceFile(kStateFile, json.dump() + "\n");
+Expected<void> CgroupCpusetActuator::writeState(const RootedFs& fs, const State& state) {
+  const nlohmann::json json{{"cgroup_root", state.cgroupRoot},
+                            {"enabled_cpuset", state.enabledCpuset},
+                            {"created_fold_cgroup", state.createdFoldCgroup},
+                            {"managed", state.managed}};
+  if (auto made = fs.makeDirectory(paths::kAgentStateDir); !made) return made;
+  return fs.replaceFile(kStateFile, json.dump() + "\n");
 }
+
+Expected<void> CgroupCpusetActuator::saveState() const { return writeState(knobs_.fs(), state_); }
 
 Expected<bool> CgroupCpusetActuator::ensureCpusetEnabled() {
   const std::string control = state_.cgroupRoot + "/cgroup.subtree_control";
@@ -238,26 +240,38 @@ Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, std::int64
   return result;
 }
 
+Expected<ApplyResult> CgroupCpusetActuator::prepare(std::int64_t) {
+  auto enabled = ensureCpusetEnabled();
+  if (!enabled) return enabled.error().withContext("enable cpuset");
+  return ApplyResult{*enabled, *enabled ? "cpuset controller enabled in " + state_.cgroupRoot +
+                                              "/cgroup.subtree_control ahead of a fold (no CPU restricted)"
+                                        : ""};
+}
+
 Expected<ApplyResult> CgroupCpusetActuator::release(std::int64_t) {
-  if (!state_.enabledCpuset && !state_.createdFoldCgroup && state_.managed.empty()) return ApplyResult{};
-  if (auto done = restore(); !done) return done.error();
+  // Nothing folded: a controller that prepare() enabled stays until stop, so
+  // that the next fold's answer does not wait for every task to move.
+  if (!state_.createdFoldCgroup && state_.managed.empty()) return ApplyResult{};
+  if (auto done = undo(state_.enabledCpuset); !done) return done.error();
   return ApplyResult{true, "cgroups back as they were (no cpuset restriction of ours)"};
 }
 
-Expected<void> CgroupCpusetActuator::restore() {
+Expected<void> CgroupCpusetActuator::restore() { return undo(false); }
+
+Expected<void> CgroupCpusetActuator::undo(bool keepController) {
   movesPending_ = false;
-  auto restored = restoreFromState(knobs_.fs());
+  auto restored = restoreFromState(knobs_.fs(), keepController);
   foreign_.clear();
   // On failure the state file still says what is left to undo; keep following it.
   const std::string root = state_.cgroupRoot;
-  state_ = restored ? State{} : loadState(knobs_.fs()).value_or(State{});
+  state_ = loadState(knobs_.fs()).value_or(State{});
   state_.cgroupRoot = root;
   return restored;
 }
 
 bool CgroupCpusetActuator::hasLeftovers(const RootedFs& fs) { return fs.exists(kStateFile); }
 
-Expected<void> CgroupCpusetActuator::restoreFromState(const RootedFs& fs) {
+Expected<void> CgroupCpusetActuator::restoreFromState(const RootedFs& fs, bool keepController) {
   auto state = loadState(fs);
   if (!state) return {};
   std::optional<Error> firstError;
@@ -276,9 +290,16 @@ Expected<void> CgroupCpusetActuator::restoreFromState(const RootedFs& fs) {
   }
   const std::string fold = state->cgroupRoot + "/" + kFoldCgroupName;
   if (state->createdFoldCgroup && fs.isDirectory(fold)) note(removeCgroupMovingTasks(fs, state->cgroupRoot, fold));
+  if (firstError) return *firstError;
+  if (keepController && state->enabledCpuset) {
+    // What is left to undo at stop, or by --restore after a crash: the controller.
+    State left;
+    left.cgroupRoot = state->cgroupRoot;
+    left.enabledCpuset = true;
+    return writeState(fs, left);
+  }
   // Give the controller back only if we enabled it; others may use it by now (EBUSY): theirs.
   if (state->enabledCpuset) (void)fs.writeExisting(state->cgroupRoot + "/cgroup.subtree_control", "-cpuset");
-  if (firstError) return *firstError;
   return fs.removeFile(kStateFile);
 }
 

@@ -219,6 +219,49 @@ TEST(CgroupCpuset, RootTasksFollowASliceAtATimeAfterTheCgroupsHoldTheFold) {
   EXPECT_FALSE(actuator.hasDeferredWork());
 }
 
+TEST(CgroupCpuset, PrepareEnablesTheControllerAheadAndOnlyStopOrRestoreGivesItBack) {
+  // Enabling the controller moves every task of the guest: done when the agent
+  // starts, not inside the first fold's answer; an unfold keeps it for the next.
+  FixtureTree tree("lab-guest-4vcpu");
+  tree.write("/sys/fs/cgroup/cgroup.subtree_control", "\n");
+  tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
+  KnobWriter knobs(tree.fs());
+  CgroupCpusetActuator actuator(knobs, kCgroup, false);
+  auto prepared = actuator.prepare(0);
+  ASSERT_TRUE(prepared) << prepared.error().message;
+  EXPECT_TRUE(prepared->changed);
+  EXPECT_NE(prepared->detail.find("cpuset controller enabled"), std::string::npos) << prepared->detail;
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "+cpuset");
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "\n") << "no CPU restricted";
+  EXPECT_TRUE(tree.fs().exists("/run/vcpufold/cpuset-state.json")) << "recorded, for stop and --restore";
+  tree.write("/sys/fs/cgroup/cgroup.subtree_control", "cpuset\n");  // as the kernel shows it
+  EXPECT_FALSE(actuator.prepare(10)->changed) << "once";
+  EXPECT_FALSE(actuator.release(20)->changed) << "nothing folded: nothing to release";
+
+  auto folded = actuator.apply(CpuSet{0}, 30);
+  ASSERT_TRUE(folded) << folded.error().message;
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "cpuset\n") << "not written again";
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0");
+  ASSERT_TRUE(actuator.release(40));
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "\n");
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "cpuset\n") << "an unfold keeps the controller";
+  EXPECT_NE(tree.read("/run/vcpufold/cpuset-state.json").find("\"enabled_cpuset\":true"), std::string::npos);
+  EXPECT_NE(tree.read("/run/vcpufold/cpuset-state.json").find("\"managed\":[]"), std::string::npos);
+
+  // A crash now: --restore gives the controller back from the state file alone.
+  ASSERT_TRUE(CgroupCpusetActuator::restoreFromState(tree.fs()));
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "-cpuset");
+  EXPECT_FALSE(tree.fs().exists("/run/vcpufold/cpuset-state.json"));
+
+  // And a stop after a prepare does the same.
+  tree.write("/sys/fs/cgroup/cgroup.subtree_control", "\n");
+  CgroupCpusetActuator again(knobs, kCgroup, false);
+  ASSERT_TRUE(again.prepare(50));
+  ASSERT_TRUE(again.restore());
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "-cpuset");
+  EXPECT_FALSE(tree.fs().exists("/run/vcpufold/cpuset-state.json"));
+}
+
 TEST(CgroupCpuset, LeavesTheControllerOnWhenItWasAlreadyOn) {
   FixtureTree tree("lab-guest-4vcpu");
   ASSERT_NE(tree.read("/sys/fs/cgroup/cgroup.subtree_control").find("cpuset"), std::string::npos);

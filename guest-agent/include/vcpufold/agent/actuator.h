@@ -41,6 +41,14 @@ class Actuator {
   virtual Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) = 0;
   virtual Expected<ApplyResult> release(std::int64_t nowMs) = 0;
   virtual Expected<void> restore() = 0;
+  // Work a first fold would otherwise do inside its answer, done ahead while
+  // nothing is folded (the cgroup cpuset actuator enables its controller,
+  // which moves every task of the guest): the agent calls it once when it
+  // starts, if it may fold. release() keeps it; restore() undoes it.
+  virtual Expected<ApplyResult> prepare(std::int64_t nowMs) {
+    (void)nowMs;
+    return ApplyResult{};
+  }
   // What the last apply() left to do, and one slice of it.
   [[nodiscard]] virtual bool hasDeferredWork() const { return false; }
   virtual Expected<ApplyResult> doDeferredWork(std::int64_t nowMs) {

@@ -49,14 +49,20 @@ class CgroupCpusetActuator final : public Actuator {
 
   [[nodiscard]] protocol::Actuator kind() const override { return protocol::Actuator::Cpuset; }
   Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) override;
+  // Everything the folds did; a controller enabled by prepare() stays.
   Expected<ApplyResult> release(std::int64_t nowMs) override;
   Expected<void> restore() override;
+  // Enables the cpuset controller in the root's subtree_control (recorded in
+  // the state file, so that stop and --restore give it back).
+  Expected<ApplyResult> prepare(std::int64_t nowMs) override;
   // Root tasks still to move into vcpufold.fold.
   [[nodiscard]] bool hasDeferredWork() const override { return movesPending_; }
   Expected<ApplyResult> doDeferredWork(std::int64_t nowMs) override;
 
-  // Undoes what the state file records, without an actuator (for --restore).
-  static Expected<void> restoreFromState(const RootedFs& fs);
+  // Undoes what the state file records, without an actuator (for --restore);
+  // with keepController, all but the controller it enabled, which the state
+  // file then records alone.
+  static Expected<void> restoreFromState(const RootedFs& fs, bool keepController = false);
   // A state file exists: an earlier agent folded and did not restore.
   static bool hasLeftovers(const RootedFs& fs);
 
@@ -68,7 +74,9 @@ class CgroupCpusetActuator final : public Actuator {
     std::set<std::string> managed;  // top-level cgroups whose cpuset.cpus we set
   };
   static std::optional<State> loadState(const RootedFs& fs);
+  static Expected<void> writeState(const RootedFs& fs, const State& state);
   Expected<void> saveState() const;
+  Expected<void> undo(bool keepController);
   Expected<bool> ensureCpusetEnabled();
   Expected<void> ensureFoldCgroup();
   // Moves root tasks for one slice; says how many, and whether any were left.

@@ -27,6 +27,7 @@ class SteeredCpusetActuator final : public Actuator {
   Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) override;
   Expected<ApplyResult> release(std::int64_t nowMs) override;
   Expected<void> restore() override;
+  Expected<ApplyResult> prepare(std::int64_t nowMs) override { return inner_->prepare(nowMs); }
   // A new fold steers the housekeeping as deferred work, before the inner
   // actuator's own (the cgroups hold the new set at once; parking CPUs and
   // moving IRQs can take seconds on a loaded guest and would keep the answer waiting).
