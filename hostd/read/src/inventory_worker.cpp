@@ -52,19 +52,20 @@ struct InventoryWorker::Shared {
         if (stopping) break;
         asked.swap(measurements);
       }
-      if (!asked.empty()) {
-        measure(asked);
-        if (Clock::now() < next) continue;  // the cycle keeps its time
+      // A cycle that is due goes first: measurements asked for meanwhile
+      // wait for it, not the snapshots every decision needs for them.
+      if (Clock::now() >= next) {
+        const auto started = Clock::now();
+        HostSnapshot snapshot = cycleOnce(++cycle);
+        // A period after this cycle started, but never at once after a cycle
+        // that overran (a hung monitor): back-to-back snapshots would make rates
+        // over a window of microseconds.
+        next = std::max(started + period, Clock::now() + period / 2);
+        enter("handing over the snapshot");
+        onSnapshot(std::move(snapshot));
+        enter("waiting for the next cycle");
       }
-      const auto started = Clock::now();
-      HostSnapshot snapshot = cycleOnce(++cycle);
-      // A period after this cycle started, but never at once after a cycle
-      // that overran (a hung monitor): back-to-back snapshots would make rates
-      // over a window of microseconds.
-      next = std::max(started + period, Clock::now() + period / 2);
-      enter("handing over the snapshot");
-      onSnapshot(std::move(snapshot));
-      enter("waiting for the next cycle");
+      if (!asked.empty()) measure(asked);
     }
     std::lock_guard lock(mutex);
     finished = true;
@@ -87,21 +88,30 @@ struct InventoryWorker::Shared {
     enter("measuring a VM's load");
     std::chrono::milliseconds window{0};
     for (const auto& one : asked) window = std::max(window, one.window);
-    std::vector<std::optional<VmSample>> before;
-    for (const auto& one : asked) {
-      auto sample = inventory->sampleOne(one.vm);
-      before.push_back(sample ? std::optional<VmSample>(std::move(*sample)) : std::nullopt);
-    }
+    // When several VMs ask at once, one sample of every VM serves them all:
+    // a libvirt stats call for all domains costs about what one for a single
+    // domain does, and on a loaded host each call can take a while.
+    const auto sampleAsked = [&] {
+      std::map<std::string, VmSample> taken;
+      if (asked.size() == 1) {
+        if (auto one = inventory->sampleOne(asked.front().vm)) taken.emplace(asked.front().vm, std::move(*one));
+      } else if (auto all = inventory->sample()) {
+        taken = std::move(*all);
+      }
+      return taken;
+    };
+    const auto before = sampleAsked();
     bool stopped = false;
     {
       std::unique_lock lock(mutex);
       stopped = wake.wait_for(lock, window, [this] { return stopping; });
     }
-    for (std::size_t i = 0; i < asked.size(); ++i) {
+    const auto after = stopped || before.empty() ? std::map<std::string, VmSample>{} : sampleAsked();
+    for (auto& one : asked) {
       std::optional<VmLoad> load;
-      if (!stopped && before[i])
-        if (auto after = inventory->sampleOne(asked[i].vm)) load = deriveLoad(*before[i], *after);
-      asked[i].done(asked[i].vm, load);
+      const auto first = before.find(one.vm), second = after.find(one.vm);
+      if (first != before.end() && second != after.end()) load = deriveLoad(first->second, second->second);
+      one.done(one.vm, load);
     }
     enter("waiting for the next cycle");
   }
