@@ -227,16 +227,11 @@ Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, std::int64
     for (const auto& name : written) result.detail += " " + name;
   }
   if (firstError) return *firstError;
-  // The cgroups hold their new set already; root tasks follow, one slice
-  // now and the rest as deferred work once the hint is answered.
-  if (moveRootTasks_) {
-    auto moved = moveRootTasks();
-    if (!moved) return moved.error().withContext("move root tasks");
-    if (*moved > 0) {
-      result.changed = true;
-      result.detail += (result.detail.empty() || result.detail.back() == ' ' ? "" : "; ") + movedText(*moved);
-    }
-  }
+  // The cgroups hold their new set already; root tasks follow as deferred
+  // work, after the hint is answered: on a loaded guest a single move waited
+  // for the kernel for up to two seconds, and apply() runs before every
+  // answer (the same fold again included).
+  if (moveRootTasks_) movesPending_ = true;
   return result;
 }
 

@@ -18,6 +18,16 @@
 #                           "thread COMM CPU TICKS" (threads that ran, by their last CPU)
 mkdir -p /tmp/gb /etc/vcpufold
 
+# The cpuset controller on, with a cgroup of the lab's own, for the guest's
+# whole life. Under TCG, the kernel's cpuset static keys flipping (when the
+# first cpuset cgroup is made or the last removed) rewrites kernel text while
+# other vCPUs run it, and a stock 6.12 guest died of it (an int3 Oops in the
+# page allocator) when an agent made or removed its fold cgroup under load.
+# KVM guests patch their text safely, and a systemd guest has such cgroups
+# anyway; in the lab the keys flip once, here, at boot.
+echo +cpuset >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+mkdir -p /sys/fs/cgroup/lab.keep
+
 cat >/lab/agent <<'SCRIPT'
 case $1 in
   start)
