@@ -49,11 +49,11 @@ ClassEvidence evidenceFor(KernelClass kernelClass) {
   // housekeeping steering on. Change a line here only with a new run there.
   switch (kernelClass) {
     case KernelClass::PreferredCpus:
-      return {true, "patched 6.12, kernel actuator: hackbench 1.90 [1.36, 2.15], compute 1.05 [0.70, 1.29]"};
+      return {true, "patched 6.12, kernel actuator: hackbench 1.63 [1.26, 1.85], compute 1.08 [0.95, 1.32]"};
     case KernelClass::StockBefore66:
-      return {false, "stock 6.1, cpuset actuator: compute 0.77 [0.71, 0.85] of unfolded, hackbench 1.02 [0.99, 1.22]"};
+      return {false, "stock 6.1, cpuset actuator: compute 0.72 [0.60, 0.80] of unfolded, hackbench 1.18 [1.12, 1.42]"};
     case KernelClass::Stock66AndLater:
-      return {true, "stock 6.12, cpuset actuator: hackbench 1.39 [1.12, 1.51], compute 0.89 [0.62, 1.11]"};
+      return {false, "stock 6.12, cpuset actuator: compute 0.88 [0.81, 0.99] of unfolded, hackbench 1.31 [1.00, 1.71]"};
     case KernelClass::Unknown:
       break;
   }
