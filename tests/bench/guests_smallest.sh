@@ -38,8 +38,11 @@ grep -q '^| `cpuset` hackbench-pipe: vcpufold / unfolded >= 1.20 | .* | not show
   fail "one repetition must not show a target"
 grep -q '^| hackbench-pipe (`cpuset`) | message | vcpufold / unfolded | ' "$md" ||
   fail "no emulated ratio beside the real one"
-grep -q '^##### Overdue acknowledgements' "$md" || fail "no count of overdue acknowledgements"
-grep -q '^| `cpuset` | [0-9]* of 2 | [0-9]* |$' "$md" || fail "overdue acknowledgements not counted over the 2 measurements with hostd"
+grep -q '^##### Overdue acknowledgements and hint changes' "$md" || fail "no count of overdue acknowledgements"
+for mode in vcpufold fixed; do
+  grep -Eq "^\| \`cpuset\` \| $mode \| [0-9]+ of 1 \| [0-9]+ \| [0-9]+ of 1 \| [0-9.]+, [0-9.]+ \|$" "$md" ||
+    fail "overdue acknowledgements and hint changes not counted for the $mode measurement"
+done
 # What ran on each guest's vCPUs, read in every measurement: 3 modes x 2 guests.
 [[ $(grep -c '^# cpuset ' "$results/where.txt") == 6 ]] || fail "where.txt lacks a guest's record"
 grep -q '^stat 3 ' "$results/where.txt" || fail "where.txt has no per-vCPU /proc/stat deltas"
