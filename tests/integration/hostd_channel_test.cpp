@@ -371,7 +371,9 @@ TEST_F(ChannelTest, AnOverdueAckIsJudgedAtItsDeadlineNotAtTheNextTick) {
   const auto overdue = loggedAt("not acknowledged in 300 ms");
   ASSERT_TRUE(overdue.has_value()) << "judged only at a tick";
   const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(*overdue - hints.front());
-  EXPECT_GE(after.count(), 300);
+  // From when the peer read the hint, a moment after hostd sent it and its
+  // 300 ms began: not much before 300 ms, and far from the 2 s tick.
+  EXPECT_GE(after.count(), 200) << "judged before its deadline";
   EXPECT_LT(after.count(), 900) << "not at its deadline";
   EXPECT_FALSE(sessions[0]->snapshot().cooperative);
 }
