@@ -230,32 +230,37 @@ void Session::refuse(const std::string& why, std::optional<std::uint64_t> seq, S
   }
 }
 
-SessionOutput Session::tick(SessionTime now, bool peerBytesWaiting) {
+SessionOutput Session::tick(SessionTime now, Backlog backlog) {
   SessionOutput out;
   if (!isHost_ || !open_) return out;
-  judgeDeadlines(now, peerBytesWaiting, out);
+  judgeDeadlines(now, backlog, out);
   // Hints keep going to a silent agent (hostd hints a VM that is not
   // cooperative all its vCPUs): an acknowledgement makes it cooperative again.
   sendHint(now, out);
   return out;
 }
 
-SessionOutput Session::checkDeadlines(SessionTime now, bool peerBytesWaiting) {
+SessionOutput Session::checkDeadlines(SessionTime now, Backlog backlog) {
   SessionOutput out;
-  if (isHost_ && open_) judgeDeadlines(now, peerBytesWaiting, out);
+  if (isHost_ && open_) judgeDeadlines(now, backlog, out);
   return out;
+}
+
+SessionTime Session::ackDeadline() const {
+  const bool deliveryLate = deliveryLateFor_ && deliveryLateFor_ == oldestUnackedSeq_;
+  return oldestUnackedAt_ + limits_.ackTimeout + (deliveryLate ? limits_.deliveryGrace : SessionTime::duration{});
 }
 
 std::optional<SessionTime> Session::nextDeadline() const {
   if (!isHost_ || !open_) return std::nullopt;
   if (!ready_) return helloSentAt_ + limits_.helloRepeat;
-  // Just past the timeout: an answer at the deadline itself is in time.
+  // Just past the deadline: an answer at the deadline itself is in time.
   if (oldestUnackedSeq_ && !overdue_ && judgementDeferredFor_ != oldestUnackedSeq_)
-    return oldestUnackedAt_ + limits_.ackTimeout + std::chrono::milliseconds(1);
+    return ackDeadline() + std::chrono::milliseconds(1);
   return std::nullopt;
 }
 
-void Session::judgeDeadlines(SessionTime now, bool peerBytesWaiting, SessionOutput& out) {
+void Session::judgeDeadlines(SessionTime now, Backlog backlog, SessionOutput& out) {
   // An agent's answer can be lost to the discard after opening (an agent that
   // does not lead its hello with 0xFF, or a tail that swallowed it): hello
   // again until one arrives.
@@ -263,16 +268,28 @@ void Session::judgeDeadlines(SessionTime now, bool peerBytesWaiting, SessionOutp
     if (now - helloSentAt_ >= limits_.helloRepeat) sayHelloInto(now, out);
     return;
   }
-  const bool pastDeadline = oldestUnackedSeq_ && now - oldestUnackedAt_ > limits_.ackTimeout && !overdue_;
-  if (pastDeadline && peerBytesWaiting && judgementDeferredFor_ != oldestUnackedSeq_) {
-    judgementDeferredFor_ = oldestUnackedSeq_;  // read what came first; the next tick judges
-  } else if (pastDeadline) {
-    overdue_ = true;
-    cooperative_ = false;
-    out.events.push_back(event(SessionEvent::Kind::AckOverdue, "hint seq " + std::to_string(*oldestUnackedSeq_) +
-                                                                   " not acknowledged in " +
-                                                                   std::to_string(limits_.ackTimeout.count()) + " ms"));
+  if (!oldestUnackedSeq_ || overdue_ || now <= ackDeadline()) return;
+  if (backlog.toPeerUnread && deliveryLateFor_ != oldestUnackedSeq_ && limits_.deliveryGrace.count() > 0) {
+    // The hint (or one after it) still sits in our socket: the guest has not
+    // seen it, and an agent cannot answer what it never got. Once per hint,
+    // so a guest that never reads gains deliveryGrace, no more.
+    deliveryLateFor_ = oldestUnackedSeq_;
+    out.events.push_back(event(SessionEvent::Kind::DeliveryLate,
+                               "hint seq " + std::to_string(*oldestUnackedSeq_) + " not yet read by the guest's side in " +
+                                   std::to_string(limits_.ackTimeout.count()) + " ms: awaited " +
+                                   std::to_string(limits_.deliveryGrace.count()) + " ms longer"));
+    return;
   }
+  if (backlog.fromPeerUnread && judgementDeferredFor_ != oldestUnackedSeq_) {
+    judgementDeferredFor_ = oldestUnackedSeq_;  // read what came first; the next tick judges
+    return;
+  }
+  overdue_ = true;
+  cooperative_ = false;
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(ackDeadline() - oldestUnackedAt_);
+  out.events.push_back(event(SessionEvent::Kind::AckOverdue, "hint seq " + std::to_string(*oldestUnackedSeq_) +
+                                                                 " not acknowledged in " +
+                                                                 std::to_string(waited.count()) + " ms"));
 }
 
 SessionOutput Session::setHint(std::optional<Hint> hint, SessionTime now) {

@@ -43,7 +43,13 @@ enum class Behaviour {
   AckOfflineCpus,  // acknowledges with CPUs the guest never had online
   AckTooManyCpus,  // acknowledges more CPUs than the hint allowed
   HelloNoResync,   // a well-behaved agent whose hello is not led by 0xFF
+  // Says hello, then its side takes nothing off the socket (a stalled QEMU
+  // main loop, a full virtio queue): hints sit unread in hostd's socket.
+  StopsReadingAfterHello,
+  ReadsLate,  // as StopsReadingAfterHello for kLateReadMs, then a good agent
 };
+
+constexpr int kLateReadMs = 450;
 
 // A guest end of a channel: listens like QEMU's chardev (one client at a time).
 class Peer {
@@ -120,6 +126,8 @@ class Peer {
       case Behaviour::AckOfflineCpus:
       case Behaviour::AckTooManyCpus:
       case Behaviour::HelloNoResync:
+      case Behaviour::StopsReadingAfterHello:
+      case Behaviour::ReadsLate:
         agent();
         return;
     }
@@ -150,6 +158,12 @@ class Peer {
         const auto& message = decoded.value().message;
         if (std::holds_alternative<Hello>(message)) {
           if (!writeAll(agentHello())) return;
+          if (behaviour_ == Behaviour::StopsReadingAfterHello) {
+            while (!stop_) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            return;
+          }
+          if (behaviour_ == Behaviour::ReadsLate && !std::exchange(readLate_, true))
+            std::this_thread::sleep_for(std::chrono::milliseconds(kLateReadMs));
         } else if (const auto* hint = std::get_if<Hint>(&message)) {
           {
             std::lock_guard lock(mutex_);
@@ -181,6 +195,7 @@ class Peer {
   std::vector<Clock::time_point> hints_;
   std::atomic<std::uint64_t> sent_{0};
   std::atomic<int> connections_{0};
+  bool readLate_ = false;
 };
 
 class ChannelTest : public ::testing::Test {
@@ -376,6 +391,40 @@ TEST_F(ChannelTest, AnOverdueAckIsJudgedAtItsDeadlineNotAtTheNextTick) {
   EXPECT_GE(after.count(), 200) << "judged before its deadline";
   EXPECT_LT(after.count(), 900) << "not at its deadline";
   EXPECT_FALSE(sessions[0]->snapshot().cooperative);
+}
+
+TEST_F(ChannelTest, AHintTheGuestsSideHasNotTakenIsAwaitedOneGraceLongerThenJudged) {
+  Peer stalled(path("stalled"), Behaviour::StopsReadingAfterHello);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  const ChannelLimits limits{.session = {.ackTimeout = std::chrono::milliseconds(300),
+                                         .deliveryGrace = std::chrono::milliseconds(300)}};
+  sessions.push_back(session("stalled", limits));
+  runTicks(sessions, 100, 1500);
+  const auto hello = loggedAt("says hello");
+  const auto late = loggedAt("not yet read by the guest's side in 300 ms: awaited 300 ms longer");
+  const auto overdue = loggedAt("not acknowledged in 600 ms");
+  ASSERT_TRUE(hello && late && overdue) << "hello, the late delivery and the judgement are each logged";
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  // The first hint answered the hello: its deadline at 300 ms, the grace's end at 600 ms.
+  EXPECT_GE(duration_cast<milliseconds>(*late - *hello).count(), 250);
+  EXPECT_LT(duration_cast<milliseconds>(*late - *hello).count(), 550);
+  EXPECT_GE(duration_cast<milliseconds>(*overdue - *hello).count(), 550) << "judged before the grace ended";
+  EXPECT_LT(duration_cast<milliseconds>(*overdue - *hello).count(), 1200);
+  EXPECT_TRUE(logged("bytes to the guest not yet taken by its side")) << "the log says which side held it";
+  EXPECT_FALSE(sessions[0]->snapshot().cooperative);
+}
+
+TEST_F(ChannelTest, AnAgentWhoseSideTakesTheHintLateButAnswersInTheGraceIsNotOverdue) {
+  Peer slow(path("slow"), Behaviour::ReadsLate);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  const ChannelLimits limits{.session = {.ackTimeout = std::chrono::milliseconds(300),
+                                         .deliveryGrace = std::chrono::milliseconds(500)}};
+  sessions.push_back(session("slow", limits));
+  runTicks(sessions, 100, 1500);
+  EXPECT_TRUE(logged("not yet read by the guest's side")) << "the hint sat unread past its deadline";
+  EXPECT_FALSE(logged("not acknowledged")) << "answered within the grace, after the hint arrived";
+  EXPECT_TRUE(sessions[0]->snapshot().cooperative);
 }
 
 TEST_F(ChannelTest, AGoodAgentIsCooperativeOnlyOnceItAcknowledges) {

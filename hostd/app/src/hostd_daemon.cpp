@@ -129,6 +129,8 @@ struct HostdDaemon::Impl {
   ChannelLimits limits() const {
     ChannelLimits l;
     l.session.ackTimeout = lease();
+    // A hint QEMU had not taken off the socket by then gets one lease more.
+    l.session.deliveryGrace = lease();
     return l;
   }
 

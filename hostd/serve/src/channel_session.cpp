@@ -11,6 +11,9 @@
 #include <cmath>
 #include <deque>
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+
 #include "vcpufold/common/log_text.h"
 #include "vcpufold/common/log_throttle.h"
 #include "vcpufold/protocol/session.h"
@@ -73,7 +76,8 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
 
   protocol::Session session;  // the protocol; this shell does the socket, timers and logs
   std::chrono::milliseconds tickLate{0};  // how late the control thread judged, for its log lines
-  std::size_t bytesWaitingAtTick = 0;
+  std::size_t bytesWaitingAtTick = 0;     // from the guest, not read by hostd yet
+  std::size_t bytesUnreadByGuestAtTick = 0;  // to the guest, not taken by its side yet
   std::array<char, 8192> readBuffer{};
   std::deque<protocol::OutboundFrame> outbound;
   bool writing = false;
@@ -225,13 +229,29 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
     deadlineTimer.async_wait([self = shared_from_this(), mine = generation](const boost::system::error_code& error) {
       if (error || mine != self->generation || self->stopped) return;
       self->armedDeadline.reset();
-      boost::system::error_code ignored;
-      const std::size_t waiting = self->socket.is_open() ? self->socket.available(ignored) : 0;
       const auto now = Clock::now();
-      self->tickLate = std::chrono::duration_cast<std::chrono::milliseconds>(now - self->deadlineTimer.expiry());
-      self->bytesWaitingAtTick = waiting;
-      self->handle(self->session.checkDeadlines(now, waiting > 0));
+      const auto late = std::chrono::duration_cast<std::chrono::milliseconds>(now - self->deadlineTimer.expiry());
+      self->handle(self->session.checkDeadlines(now, self->measureBacklog(late)));
     });
+  }
+
+  // Bytes in flight either way, non-blocking, for the session's judgement
+  // and the log line that reports it.
+  protocol::Backlog measureBacklog(std::chrono::milliseconds late) {
+    tickLate = late;
+    bytesWaitingAtTick = 0;
+    bytesUnreadByGuestAtTick = 0;
+    if (socket.is_open()) {
+      boost::system::error_code ignored;
+      bytesWaitingAtTick = socket.available(ignored);
+      // AF_UNIX SIOCOUTQ: what we wrote that the peer (QEMU's chardev) has
+      // not read yet; plus frames still queued in this process.
+      int unread = 0;
+      if (::ioctl(socket.native_handle(), SIOCOUTQ, &unread) == 0 && unread > 0)
+        bytesUnreadByGuestAtTick = static_cast<std::size_t>(unread);
+    }
+    for (const auto& frame : outbound) bytesUnreadByGuestAtTick += frame.bytes.size();
+    return protocol::Backlog{bytesWaitingAtTick > 0, bytesUnreadByGuestAtTick > 0};
   }
 
   void onEvent(const protocol::SessionEvent& event) {
@@ -275,8 +295,14 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
       case Kind::AckOverdue:
         // Which side was late: bytes left unread and a late tick point at this host.
         sayAboutGuest(event.text + ": not cooperative, counted at its demand (" + std::to_string(bytesWaitingAtTick) +
-                      " bytes from the guest unread, judged " + std::to_string(tickLate.count()) +
+                      " bytes from the guest unread, " + std::to_string(bytesUnreadByGuestAtTick) +
+                      " bytes to the guest not yet taken by its side, judged " + std::to_string(tickLate.count()) +
                       " ms behind schedule)");
+        break;
+      case Kind::DeliveryLate:
+        // The guest's side (QEMU's chardev, the guest's virtio queue) stalled, not its agent.
+        sayAboutGuest(event.text + " (" + std::to_string(bytesUnreadByGuestAtTick) +
+                      " bytes to the guest not taken by its side)");
         break;
       case Kind::AcknowledgesAgain:
         sayAboutGuest("the agent acknowledges again");
@@ -380,12 +406,10 @@ void ChannelSession::setHint(std::optional<protocol::Hint> hint) {
 void ChannelSession::tick(std::chrono::milliseconds late) {
   if (impl_->stopped) return;
   // Bytes the guest sent that this loop has not read yet: an acknowledgement
-  // among them was not late, this loop was.
-  boost::system::error_code ignored;
-  const std::size_t waiting = impl_->socket.is_open() ? impl_->socket.available(ignored) : 0;
-  impl_->tickLate = late;
-  impl_->bytesWaitingAtTick = waiting;
-  impl_->handle(impl_->session.tick(Clock::now(), waiting > 0));
+  // among them was not late, this loop was. Bytes of ours the guest's side
+  // has not taken: the agent has not seen the hint yet.
+  const auto backlog = impl_->measureBacklog(late);
+  impl_->handle(impl_->session.tick(Clock::now(), backlog));
 }
 
 void ChannelSession::onStatus(StatusHandler handler) { impl_->statusHandler = std::move(handler); }

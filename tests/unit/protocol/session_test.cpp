@@ -85,6 +85,10 @@ struct ReadyHost {
 
 }  // namespace
 
+// What the owner reports of the bytes in flight when a deadline is judged.
+constexpr Backlog kAnswerUnread{.fromPeerUnread = true};
+constexpr Backlog kHintUnread{.toPeerUnread = true};
+
 TEST(HostSession, OpenSaysHelloLedByAReset) {
   Session host(hostHello());
   const auto out = host.open(kStart);
@@ -186,7 +190,7 @@ TEST(HostSession, AnAnswerWaitingUnreadWhenTheDeadlinePassesIsReadBeforeTheJudge
   auto out = ready.host.tick(kStart + milliseconds(1000));
   const std::uint64_t renewed = std::get<Hint>(written(out)[0].message).seq;
   // The host's own loop ran late: past the deadline, with the agent's bytes unread.
-  out = ready.host.tick(kStart + milliseconds(4500), true);
+  out = ready.host.tick(kStart + milliseconds(4500), kAnswerUnread);
   EXPECT_EQ(find(out, Kind::AckOverdue), nullptr) << "judged after the waiting bytes are read";
   EXPECT_TRUE(ready.host.cooperative());
   // They held the answer: no overdue at all.
@@ -199,11 +203,54 @@ TEST(HostSession, BytesKeptWaitingPutTheJudgementOffOneTickOnly) {
   ReadyHost ready;
   ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
   ready.host.tick(kStart + milliseconds(1000));
-  EXPECT_EQ(find(ready.host.tick(kStart + milliseconds(4500), true), Kind::AckOverdue), nullptr);
+  EXPECT_EQ(find(ready.host.tick(kStart + milliseconds(4500), kAnswerUnread), Kind::AckOverdue), nullptr);
   // A guest that keeps bytes waiting (a flood the read rate holds back) gains no more.
-  const auto out = ready.host.tick(kStart + milliseconds(5500), true);
+  const auto out = ready.host.tick(kStart + milliseconds(5500), kAnswerUnread);
   EXPECT_NE(find(out, Kind::AckOverdue), nullptr);
   EXPECT_FALSE(ready.host.cooperative());
+}
+
+TEST(HostSession, AHintTheGuestHasNotTakenByItsDeadlineIsAwaitedOneGraceLongerOnly) {
+  ReadyHost ready;
+  ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
+  auto out = ready.host.tick(kStart + milliseconds(1000));
+  const std::uint64_t renewed = std::get<Hint>(written(out)[0].message).seq;
+  // At the deadline our bytes still sit in the socket: the agent never got the hint.
+  out = ready.host.checkDeadlines(kStart + milliseconds(4001), kHintUnread);
+  EXPECT_EQ(find(out, Kind::AckOverdue), nullptr) << "the agent cannot answer what it never got";
+  const auto* late = find(out, Kind::DeliveryLate);
+  ASSERT_NE(late, nullptr);
+  EXPECT_EQ(late->text, "hint seq " + std::to_string(renewed) +
+                            " not yet read by the guest's side in 3000 ms: awaited 3000 ms longer");
+  EXPECT_TRUE(ready.host.cooperative());
+  EXPECT_EQ(ready.host.nextDeadline(), kStart + milliseconds(7001)) << "the grace ends the wait";
+  // Taken at last and answered inside the grace: in time.
+  ready.host.tick(kStart + milliseconds(5000), kHintUnread);
+  ready.host.feed(line(Ack{renewed, CpuSet{0, 1}, Actuator::Cpuset}), kStart + milliseconds(5600));
+  EXPECT_TRUE(ready.host.cooperative());
+
+  // A guest's side that never takes the hint gains the grace once, no more.
+  out = ready.host.tick(kStart + milliseconds(6000));
+  const std::uint64_t next = std::get<Hint>(written(out)[0].message).seq;
+  EXPECT_NE(find(ready.host.checkDeadlines(kStart + milliseconds(9001), kHintUnread), Kind::DeliveryLate), nullptr);
+  EXPECT_EQ(find(ready.host.checkDeadlines(kStart + milliseconds(12000), kHintUnread), Kind::AckOverdue), nullptr)
+      << "in time at the grace's end itself";
+  out = ready.host.checkDeadlines(kStart + milliseconds(12001), kHintUnread);
+  const auto* overdue = find(out, Kind::AckOverdue);
+  ASSERT_NE(overdue, nullptr) << "still unread after the grace: judged all the same";
+  EXPECT_EQ(overdue->text, "hint seq " + std::to_string(next) + " not acknowledged in 6000 ms");
+  EXPECT_EQ(find(out, Kind::DeliveryLate), nullptr) << "once per hint";
+  EXPECT_FALSE(ready.host.cooperative());
+}
+
+TEST(HostSession, AHintTakenInTimeIsJudgedAtItsDeadline) {
+  ReadyHost ready;
+  ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
+  ready.host.tick(kStart + milliseconds(1000), kHintUnread);
+  // Unread at a tick before the deadline says nothing: only the deadline's own backlog counts.
+  const auto out = ready.host.checkDeadlines(kStart + milliseconds(4001));
+  EXPECT_NE(find(out, Kind::AckOverdue), nullptr);
+  EXPECT_EQ(find(out, Kind::DeliveryLate), nullptr);
 }
 
 TEST(HostSession, ALateAnswerToAnEarlierHintDoesNotEndAnOverdueWait) {
@@ -270,7 +317,7 @@ TEST(HostSession, SaysItsNextDeadlineAndJudgesItWithoutRenewingTheLease) {
   ready.host.tick(kStart + milliseconds(4000));
   EXPECT_EQ(ready.host.nextDeadline(), kStart + milliseconds(7001)) << "the renewal's ack is awaited";
   // Bytes waiting unread at the deadline: the judgement waits for the next tick, not a deadline.
-  EXPECT_EQ(find(ready.host.checkDeadlines(kStart + milliseconds(7001), true), Kind::AckOverdue), nullptr);
+  EXPECT_EQ(find(ready.host.checkDeadlines(kStart + milliseconds(7001), kAnswerUnread), Kind::AckOverdue), nullptr);
   EXPECT_EQ(ready.host.nextDeadline(), std::nullopt);
 
   Session agent(agentHello());

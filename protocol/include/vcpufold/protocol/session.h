@@ -37,6 +37,10 @@ using SessionTime = std::chrono::steady_clock::time_point;
 
 struct SessionLimits {
   std::chrono::milliseconds ackTimeout{3'000};   // host: a hint unacknowledged this long: not cooperative
+  // host: how much longer a hint is awaited when, at its deadline, the
+  // guest's side had not yet read it off the host's socket (the agent cannot
+  // answer what it never got); judged then whatever the socket holds.
+  std::chrono::milliseconds deliveryGrace{3'000};
   std::chrono::milliseconds helloRepeat{2'000};  // host: hello again while the agent has not said hello
   int errorBudget = 20;                          // host: refused frames per errorWindow; more: OverErrorBudget
   std::chrono::milliseconds errorWindow{10'000};
@@ -57,6 +61,7 @@ struct SessionEvent {
     OverErrorBudget,    // host: more refused frames than the budget; the owner disconnects for a while
     AckOverdue,         // host: the oldest unacknowledged hint is older than ackTimeout: not cooperative
     AcknowledgesAgain,  // host: an agent that was overdue acknowledged
+    DeliveryLate,       // host: at its deadline the awaited hint was still unread by the guest's side; awaited longer
     Cooperative,        // host: an agent became cooperative on this connection (an acknowledged hint)
     RepliesSuppressed,  // agent: error replies left out by the rate limit (count)
     EncodeFailed,       // a message of ours could not be encoded; text says why (a bug, not the peer's)
@@ -78,6 +83,15 @@ struct OutboundFrame {
 struct SessionOutput {
   std::vector<OutboundFrame> frames;  // to write, in order
   std::vector<SessionEvent> events;
+};
+
+// What the owner knows of the bytes in flight when the session judges a deadline.
+struct Backlog {
+  // Bytes from the agent the owner has not fed yet (its own loop ran late).
+  bool fromPeerUnread = false;
+  // Bytes of ours the peer's side has not read yet (for a VM: QEMU has not
+  // taken them off the socket, so the guest has not seen them).
+  bool toPeerUnread = false;
 };
 
 struct SessionStats {
@@ -102,12 +116,13 @@ class Session {
   SessionOutput feed(std::string_view bytes, SessionTime now);
   // Timers. Host: hello again while unanswered, the ack deadline, and the
   // current hint sent again (its lease renewed). Agent: nothing.
-  // peerBytesWaiting: the owner has bytes from the agent it has not fed yet
-  // (its own loop ran late). A deadline that passed meanwhile is then judged
-  // at the next tick, once per hint, so an answer that arrived in time but
-  // was not read yet does not count as late; a peer that keeps bytes waiting
-  // gains one tick, no more.
-  SessionOutput tick(SessionTime now, bool peerBytesWaiting = false);
+  // backlog.fromPeerUnread: a deadline that passed meanwhile is judged at the
+  // next tick, once per hint, so an answer that arrived in time but was not
+  // read yet does not count as late; a peer that keeps bytes waiting gains
+  // one tick, no more. backlog.toPeerUnread at the deadline: the hint had not
+  // reached the guest, so it is awaited deliveryGrace longer (DeliveryLate),
+  // once per hint, and then judged whatever the socket holds.
+  SessionOutput tick(SessionTime now, Backlog backlog = {});
   // Host: when a timer of tick() other than the lease renewal next falls due
   // (hello again, the ack deadline): the owner wakes then and calls
   // checkDeadlines, so neither waits for its next tick. None for an agent, a
@@ -115,7 +130,7 @@ class Session {
   // unread bytes waits for the next tick, as tick() says).
   [[nodiscard]] std::optional<SessionTime> nextDeadline() const;
   // tick() without the lease renewal: only what fell due is done.
-  SessionOutput checkDeadlines(SessionTime now, bool peerBytesWaiting = false);
+  SessionOutput checkDeadlines(SessionTime now, Backlog backlog = {});
 
   // Host: the hint in force; sent at once when its vCPUs or policy changed,
   // else with the next tick. Its seq is the session's to give.
@@ -138,7 +153,10 @@ class Session {
 
  private:
   void onFrame(const std::string& frame, SessionTime now, SessionOutput& out);
-  void judgeDeadlines(SessionTime now, bool peerBytesWaiting, SessionOutput& out);
+  void judgeDeadlines(SessionTime now, Backlog backlog, SessionOutput& out);
+  // When the awaited hint is judged: ackTimeout after it was sent, or
+  // deliveryGrace later when it had not reached the guest by then.
+  [[nodiscard]] SessionTime ackDeadline() const;
   void onHelloFrom(const Hello& hello, SessionTime now, SessionOutput& out);
   void onAck(const Ack& ack, SessionTime now, SessionOutput& out);
   [[nodiscard]] std::optional<std::string> ackProblem(const Ack& ack, std::uint32_t hintVcpus) const;
@@ -171,6 +189,7 @@ class Session {
   SessionTime oldestUnackedAt_{};
   bool overdue_ = false;
   std::optional<std::uint64_t> judgementDeferredFor_;  // the hint whose overdue judgement waited a tick
+  std::optional<std::uint64_t> deliveryLateFor_;       // the hint found unread by the guest's side at its deadline
   bool cooperative_ = false;
   std::optional<Ack> lastAck_;
   SessionTime errorWindowStart_{};
