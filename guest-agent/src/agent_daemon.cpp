@@ -91,6 +91,10 @@ int AgentDaemon::run() {
       log.info("prepared the {} actuator: {}", protocol::actuatorName(parts_.actuator->kind()), prepared->detail);
   }
 
+  // After the signals are blocked: the thread inherits the mask.
+  deferredWork_ = std::make_unique<DeferredWorkThread>(
+      *parts_.actuator, actuatorMutex_, [this](const Expected<ApplyResult>& done) { reportDeferredWork(done); });
+
   const bool watchdog = sd_watchdog_enabled(0, nullptr) > 0;
   std::int64_t lastPingMs = 0;
   sd_notify(0, "READY=1");
@@ -140,6 +144,8 @@ int AgentDaemon::run() {
   }
 
   sd_notify(0, "STOPPING=1");
+  deferredWork_->stop();  // a running slice ends first: nothing folds after the unfold below
+  deferredWork_.reset();
   auto restored = parts_.actuator->restore();
   if (!restored) {
     log.error("unfold failed: {}", restored.error().message);
@@ -248,9 +254,7 @@ void AgentDaemon::onHint(const protocol::Hint& hint, std::int64_t nowMs) {
                     static_cast<double>(receivedNs) / 1e6, static_cast<double>(monotonicNs() - receivedNs) / 1e6);
 }
 
-void AgentDaemon::doDeferredWork(std::int64_t nowMs) {
-  if (!parts_.actuator->hasDeferredWork()) return;
-  auto done = parts_.actuator->doDeferredWork(nowMs);
+void AgentDaemon::reportDeferredWork(const Expected<ApplyResult>& done) {
   if (!done)
     parts_.log->warn("finishing the fold onto {}: {}", protocol::formatCpuList(applied_), done.error().message);
   else if (done->changed)
@@ -259,8 +263,8 @@ void AgentDaemon::doDeferredWork(std::int64_t nowMs) {
 }
 
 void AgentDaemon::onSample(std::int64_t nowMs) {
-  // What a fold left for after its answer, a slice per sample.
-  doDeferredWork(nowMs);
+  // What a fold left for after its answer, a slice per sample, off this loop.
+  if (deferredWork_) deferredWork_->requestSlice();
   auto text = parts_.fs.readFile(paths::kProcStat);
   if (!text) return;
   auto sample = parseProcStat(*text);
@@ -315,7 +319,7 @@ void AgentDaemon::reload() {
       declineChanged ? (declined ? "; auto hints no longer fold this guest from the next one"
                                  : "; auto hints fold this guest from the next one")
                      : "",
-           needsRestart ? "; changes to the port, actuator or cpuset settings take effect after a restart" : "");
+      needsRestart ? "; changes to the port, actuator or cpuset settings take effect after a restart" : "");
   // The host learns at once whether auto hints fold this guest.
   if (declineChanged && parts_.transport->connected()) sendHello(monotonicMs());
 }
@@ -388,6 +392,18 @@ void AgentDaemon::writeMetricsTextfile(std::int64_t nowMs, bool running) {
 void AgentDaemon::apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq,
                         std::optional<protocol::Actuator> ackActuator) {
   auto& log = *parts_.log;
+  std::unique_lock actuatorLock(actuatorMutex_, std::try_to_lock);
+  if (!actuatorLock.owns_lock()) {
+    if (decision.cpus == applied_ && decision.control == appliedControl_) {
+      // The slice running now finishes this very fold: the answer (a lease
+      // renewed, the interval's check) need not wait for the guest's kernel.
+      log.debug("{} answered while the fold's deferred work runs",
+                ackSeq ? "hint seq " + std::to_string(*ackSeq) : std::string("the interval's check"));
+      if (ackSeq) send(protocol::Ack{*ackSeq, applied_, ackActuator.value_or(parts_.actuator->kind())});
+      return;
+    }
+    actuatorLock.lock();  // a change waits: the kernel would order the writes all the same
+  }
   const bool unfolded = decision.cpus == parts_.topology.online;
   auto result = unfolded ? parts_.actuator->release(nowMs) : parts_.actuator->apply(decision.cpus, nowMs);
   if (!result) {

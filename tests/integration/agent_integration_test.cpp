@@ -2,12 +2,14 @@
 // The real vcpufold-agent binary on a unix-listen socket, with --root on a
 // copy of a captured guest tree, driven by a test host. Every wait is bounded.
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -623,4 +625,62 @@ TEST(AgentHousekeepingIntegration, SteeredWhileFoldedAndPutBackByStopAndByRestor
   EXPECT_EQ(tree.read(mask), "f");
   EXPECT_FALSE(tree.fs().exists(parked));
   EXPECT_FALSE(tree.fs().exists("/run/vcpufold/housekeeping-state.json"));
+}
+
+// A step of a fold's deferred work can wait seconds for a loaded guest's
+// kernel (making the parked CPUs' partition took 3.3 s on a TCG guest under
+// hackbench). Here the partition file is a FIFO nobody writes, so that step
+// waits for as long as the test likes: hints keep being answered meanwhile.
+TEST(AgentHousekeepingIntegration, HintsAreAnsweredWhileAFoldStepWaitsForTheKernel) {
+  FixtureTree tree{"guest-stock-6.12-housekeeping"};
+  tree.write("/etc/vcpufold/agent.toml", "[agent]\ninterval_ms = 200\nsample_ms = 50\nfold = \"always\"\n");
+  tree.write("/sys/fs/cgroup/cgroup.procs", "");
+  const std::string parked = "/sys/fs/cgroup/vcpufold.parked";
+  tree.write(parked + "/cpuset.cpus", "\n");
+  tree.write(parked + "/cgroup.procs", "");
+  const std::string partition = tree.root().string() + parked + "/cpuset.cpus.partition";
+  ASSERT_EQ(::mkfifo(partition.c_str(), 0600), 0) << std::strerror(errno);
+  const std::string socket = (tree.root() / "agent.sock").string();
+  const std::string log = (tree.root() / "agent.log").string();
+
+  ChannelClient host;
+  auto agent = std::make_unique<ChildProcess>(
+      VCPUFOLD_AGENT_BINARY,
+      std::vector<std::string>{"--root", tree.root().string(), "--port", "unix-listen:" + socket, "--actuator",
+                               "cpuset", "--log-level", "debug"},
+      log);
+  ASSERT_TRUE(host.connect(socket, kWaitMs));
+  ASSERT_TRUE(host.receiveType<Hello>(kWaitMs));
+  ASSERT_TRUE(host.sendRaw(std::string(1, kResyncByte)));
+  ASSERT_TRUE(host.send(hint(1, 1)));
+  ASSERT_TRUE(host.receiveType<Ack>(kWaitMs));
+
+  // A writer opens a FIFO without blocking only while a reader has it open:
+  // the fold's deferred step is reading the partition, and stays blocked in
+  // its read while this end is open and silent.
+  int writer = -1;
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        writer = ::open(partition.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        return writer >= 0;
+      },
+      kWaitMs))
+      << "the deferred step never reached the partition\n"
+      << tree.read("/agent.log");
+  for (std::uint64_t seq = 2; seq <= 4; ++seq) {
+    const auto sent = std::chrono::steady_clock::now();
+    ASSERT_TRUE(host.send(hint(seq, 1)));
+    const auto ack = host.receiveType<Ack>(2000);
+    ASSERT_TRUE(ack) << "hint seq " << seq << " unanswered while the step waits\n" << tree.read("/agent.log");
+    EXPECT_EQ(ack->seq, seq);
+    EXPECT_EQ(ack->applied, CpuSet{0});
+    EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(1000));
+  }
+  // Still waiting: the answers did not come from a step that had ended.
+  const int stillRead = ::open(partition.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  EXPECT_GE(stillRead, 0) << "the step ended before the hints were answered";
+  if (stillRead >= 0) ::close(stillRead);
+  agent->signal(SIGKILL);  // a stop would wait for the step; not what is tested here
+  EXPECT_TRUE(agent->waitExit(kWaitMs));
+  ::close(writer);
 }

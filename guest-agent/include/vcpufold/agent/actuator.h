@@ -12,7 +12,8 @@
 // can take seconds there (moving tasks between cgroups, each waiting for an
 // RCU grace period on a flooded CPU; parking CPUs) is left by apply() as
 // deferred work, which the agent does in slices of about kDeferredSliceMs
-// between its other duties, after it has acknowledged the hint.
+// on a thread of its own (deferred_work_thread.h), after it has acknowledged
+// the hint. Callers hold the agent's actuator mutex.
 
 #include <cstdint>
 #include <memory>

@@ -3,7 +3,8 @@
 // AgentDaemon: the agent's event loop. It wires the pure parts together:
 //   transport -> protocol::Session -> FoldController -> actuator -> ack
 //   every sample:   a slice of the work the last fold deferred until after
-//                   its answer (actuator.h); procs_running (demand); a change
+//                   its answer (actuator.h), on a thread of its own
+//                   (deferred_work_thread.h); procs_running (demand); a change
 //                   that holds is sent to the host at once as a status (demand_watch.h)
 //   every interval: CPU hotplug (re-place, re-apply, hello again), steal
 //                   ratio, lease expiry and fallback, apply, status, and the
@@ -16,11 +17,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
 #include "vcpufold/agent/actuator.h"
 #include "vcpufold/agent/agent_config.h"
+#include "vcpufold/agent/deferred_work_thread.h"
 #include "vcpufold/agent/demand_watch.h"
 #include "vcpufold/agent/fold_controller.h"
 #include "vcpufold/agent/kernel_class.h"
@@ -70,8 +73,8 @@ class AgentDaemon {
   void handle(const protocol::SessionOutput& out, std::int64_t nowMs);
   void onHint(const protocol::Hint& hint, std::int64_t nowMs);
   void onSample(std::int64_t nowMs);
-  // One slice of what the actuator left after its last apply (actuator.h).
-  void doDeferredWork(std::int64_t nowMs);
+  // The outcome of a slice of deferred work, on the deferred work's thread.
+  void reportDeferredWork(const Expected<ApplyResult>& done);
   void sendStatus(double demand);
   void onInterval(std::int64_t nowMs);
   void checkHotplug(std::int64_t nowMs);
@@ -91,6 +94,10 @@ class AgentDaemon {
 
   AgentDaemonParts parts_;
   FoldController controller_;
+  // Held by whoever calls the actuator: this loop, or the deferred work's
+  // thread. applied_ and appliedControl_ change only under it.
+  std::mutex actuatorMutex_;
+  std::unique_ptr<DeferredWorkThread> deferredWork_;  // while run() runs
   CpuSet applied_;
   protocol::Control appliedControl_ = protocol::Control::None;
   std::optional<StealReading> lastStat_;

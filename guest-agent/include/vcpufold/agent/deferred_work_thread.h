@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// DeferredWorkThread: an actuator's deferred work (actuator.h) on a thread of
+// its own. On a loaded guest one step of it (a cgroup write the kernel makes
+// wait, such as making the parked CPUs' partition) can take seconds; on the
+// agent's loop that step kept hints unanswered until hostd judged the agent
+// overdue. Here the loop goes on reading and answering meanwhile.
+//
+// The actuator is shared: whoever calls it holds actuatorMutex. The loop asks
+// for one slice per sample (requestSlice), so the work is paced as it was on
+// the loop; an answer that would change nothing need not wait for a slice
+// that is running (AgentDaemon::apply tries the lock).
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "vcpufold/agent/actuator.h"
+
+namespace vcpufold::agent {
+
+class DeferredWorkThread {
+ public:
+  // report: the outcome of every slice that ran, called on this thread with
+  // actuatorMutex held.
+  using Report = std::function<void(const Expected<ApplyResult>&)>;
+  // Signals the agent handles by signalfd must be blocked before this starts
+  // (the thread inherits the mask).
+  DeferredWorkThread(Actuator& actuator, std::mutex& actuatorMutex, Report report);
+  ~DeferredWorkThread();
+  DeferredWorkThread(const DeferredWorkThread&) = delete;
+  DeferredWorkThread& operator=(const DeferredWorkThread&) = delete;
+
+  // One slice, if the actuator has deferred work when the thread gets to it.
+  void requestSlice();
+  // Waits for a running slice to end; no slice runs after it returns.
+  void stop();
+
+ private:
+  void run();
+
+  Actuator& actuator_;
+  std::mutex& actuatorMutex_;
+  Report report_;
+  std::mutex wakeMutex_;
+  std::condition_variable wake_;
+  bool sliceWanted_ = false;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
+}  // namespace vcpufold::agent
