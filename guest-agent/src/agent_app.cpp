@@ -327,7 +327,7 @@ int runOneshot(const AgentOptions& options) {
     if (!text) return std::nullopt;
     auto sample = parseProcStat(*text);
     if (!sample) return std::nullopt;
-    return std::pair{*sample, stealReadingOf(*sample, monotonicNs())};
+    return std::pair{*sample, stealReadingOf(*sample, monotonicNow())};
   };
   const auto before = readStat();
   std::this_thread::sleep_for(std::chrono::milliseconds(config->sampleMs));

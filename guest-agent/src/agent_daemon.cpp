@@ -23,9 +23,9 @@ std::vector<std::uint32_t> supportedVersions() {
   return {std::begin(protocol::kSupportedVersions), std::end(protocol::kSupportedVersions)};
 }
 
-// The session's time from the loop's monotonic milliseconds (CLOCK_MONOTONIC, as steady_clock).
-protocol::SessionTime sessionTime(std::int64_t nowMs) {
-  return protocol::SessionTime{} + std::chrono::milliseconds(nowMs);
+// Milliseconds on CLOCK_MONOTONIC, as the debug lines print them, to line up with hostd's log.
+double monotonicMsOf(MonotonicTime time) {
+  return std::chrono::duration<double, std::milli>(time.time_since_epoch()).count();
 }
 
 }  // namespace
@@ -52,7 +52,7 @@ Expected<StealReading> AgentDaemon::readStat() const {
   if (!text) return text.error();
   auto sample = parseProcStat(*text);
   if (!sample) return sample.error();
-  return stealReadingOf(*sample, monotonicNs());
+  return stealReadingOf(*sample, monotonicNow());
 }
 
 int AgentDaemon::run() {
@@ -84,7 +84,7 @@ int AgentDaemon::run() {
   if (auto online = parts_.fs.readFile(paths::kCpuOnline)) onlineText_ = *online;
   if (!parts_.foldingRefused && !parts_.autoFoldDeclined) {
     // Now, while the guest may be idle, rather than inside the first fold's answer.
-    if (auto prepared = parts_.actuator->prepare(monotonicMs()); !prepared)
+    if (auto prepared = parts_.actuator->prepare(monotonicNow()); !prepared)
       log.warn("cannot prepare the {} actuator ({}); the first fold will try again",
                protocol::actuatorName(parts_.actuator->kind()), prepared.error().message);
     else if (prepared->changed)
@@ -96,17 +96,19 @@ int AgentDaemon::run() {
       *parts_.actuator, actuatorMutex_, [this](const Expected<ApplyResult>& done) { reportDeferredWork(done); });
 
   const bool watchdog = sd_watchdog_enabled(0, nullptr) > 0;
-  std::int64_t lastPingMs = 0;
+  MonotonicTime lastPing;
   sd_notify(0, "READY=1");
-  std::int64_t nextSampleMs = monotonicMs();
-  std::int64_t nextIntervalMs = nextSampleMs + parts_.config.intervalMs;
+  MonotonicTime nextSample = monotonicNow();
+  MonotonicTime nextInterval = nextSample + std::chrono::milliseconds(parts_.config.intervalMs);
   for (;;) {
-    const std::int64_t nowMs = monotonicMs();
-    std::int64_t wakeAtMs = std::min(nextSampleMs, nextIntervalMs);
-    std::vector<pollfd> fds = parts_.transport->pollFds(nowMs, wakeAtMs);
+    const MonotonicTime now = monotonicNow();
+    MonotonicTime wakeAt = std::min(nextSample, nextInterval);
+    std::vector<pollfd> fds = parts_.transport->pollFds(now, wakeAt);
     const std::size_t transportFds = fds.size();
     fds.push_back(pollfd{signalFd_, POLLIN, 0});
-    const int timeout = static_cast<int>(std::clamp<std::int64_t>(wakeAtMs - nowMs, 0, 60'000));
+    // Rounded up: a wake-up before the deadline would only poll again.
+    const auto untilWake = std::chrono::ceil<std::chrono::milliseconds>(wakeAt - now).count();
+    const int timeout = static_cast<int>(std::clamp<std::int64_t>(untilWake, 0, 60'000));
     if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
       log.error("poll: {}", std::strerror(errno));
       break;
@@ -124,22 +126,22 @@ int AgentDaemon::run() {
     }
     // The loop that proves liveness is the loop that does the work (at most
     // once a second: the loop wakes every sample).
-    if (watchdog && monotonicMs() - lastPingMs >= 1000) {
+    if (watchdog && monotonicNow() - lastPing >= std::chrono::seconds(1)) {
       sd_notify(0, "WATCHDOG=1");
-      lastPingMs = monotonicMs();
+      lastPing = monotonicNow();
     }
-    const std::int64_t afterMs = monotonicMs();
+    const MonotonicTime after = monotonicNow();
     std::vector<TransportEvent> events;
-    parts_.transport->service(std::vector<pollfd>(fds.begin(), fds.begin() + static_cast<long>(transportFds)), afterMs,
+    parts_.transport->service(std::vector<pollfd>(fds.begin(), fds.begin() + static_cast<long>(transportFds)), after,
                               events);
-    for (const auto& event : events) onTransportEvent(event, afterMs);
-    if (afterMs >= nextSampleMs) {
-      onSample(afterMs);
-      nextSampleMs = afterMs + parts_.config.sampleMs;
+    for (const auto& event : events) onTransportEvent(event, after);
+    if (after >= nextSample) {
+      onSample(after);
+      nextSample = after + std::chrono::milliseconds(parts_.config.sampleMs);
     }
-    if (afterMs >= nextIntervalMs) {
-      onInterval(afterMs);
-      nextIntervalMs = afterMs + parts_.config.intervalMs;
+    if (after >= nextInterval) {
+      onInterval(after);
+      nextInterval = after + std::chrono::milliseconds(parts_.config.intervalMs);
     }
   }
 
@@ -154,14 +156,14 @@ int AgentDaemon::run() {
   log.info("unfolded: all {} online CPUs preferred", parts_.topology.online.size());
   applied_ = parts_.topology.online;
   appliedControl_ = protocol::Control::None;
-  writeMetricsTextfile(monotonicMs(), false);
+  writeMetricsTextfile(monotonicNow(), false);
   protocol::Status status{0.0, lastStealBp_, parts_.config.intervalMs, parts_.topology.online, protocol::Control::None};
   send(status);
   parts_.transport->flush(200);
   return 0;
 }
 
-void AgentDaemon::onTransportEvent(const TransportEvent& event, std::int64_t nowMs) {
+void AgentDaemon::onTransportEvent(const TransportEvent& event, MonotonicTime now) {
   auto& log = *parts_.log;
   switch (event.kind) {
     case TransportEvent::Kind::Note:
@@ -170,19 +172,19 @@ void AgentDaemon::onTransportEvent(const TransportEvent& event, std::int64_t now
     case TransportEvent::Kind::Connected:
       log.info("{}: saying hello", event.text);
       session_.setOwnHello(ownHello());
-      handle(session_.open(sessionTime(nowMs)), nowMs);
+      handle(session_.open(now), now);
       break;
     case TransportEvent::Kind::Disconnected:
       log.info("host gone ({}); lease runs out on its own", event.text);
       session_.close();
       break;
     case TransportEvent::Kind::Data:
-      handle(session_.feed(event.text, sessionTime(nowMs)), nowMs);
+      handle(session_.feed(event.text, now), now);
       break;
   }
 }
 
-void AgentDaemon::handle(const protocol::SessionOutput& out, std::int64_t nowMs) {
+void AgentDaemon::handle(const protocol::SessionOutput& out, MonotonicTime now) {
   auto& log = *parts_.log;
   for (const auto& frame : out.frames)
     if (!parts_.transport->send(frame.bytes)) log.debug("a frame was not sent: host not connected");
@@ -196,7 +198,7 @@ void AgentDaemon::handle(const protocol::SessionOutput& out, std::int64_t nowMs)
         log.warn("host {} speaks no protocol version of ours", event.text);
         break;
       case Kind::Hint:
-        onHint(std::get<protocol::Hint>(*event.message), nowMs);
+        onHint(std::get<protocol::Hint>(*event.message), now);
         break;
       case Kind::PeerError: {
         const auto& error = std::get<protocol::ErrorMessage>(*event.message);
@@ -219,16 +221,16 @@ void AgentDaemon::handle(const protocol::SessionOutput& out, std::int64_t nowMs)
   }
 }
 
-void AgentDaemon::onHint(const protocol::Hint& hint, std::int64_t nowMs) {
-  const std::int64_t receivedNs = monotonicNs();
+void AgentDaemon::onHint(const protocol::Hint& hint, MonotonicTime now) {
+  const MonotonicTime received = monotonicNow();
   lastHintSeq_ = hint.seq;
-  lastHintAtMs_ = nowMs;
+  lastHintAt_ = now;
   if (parts_.foldingRefused) {
     // Acknowledged, so the host knows the agent is alive, but nothing folds:
     // all online CPUs, actuator none.
     if (!std::exchange(refusalLogged_, true))
       parts_.log->warn("hints are acknowledged but not applied: {}", *parts_.foldingRefused);
-    apply(FoldDecision{parts_.topology.online, protocol::Control::None, *parts_.foldingRefused}, nowMs, hint.seq,
+    apply(FoldDecision{parts_.topology.online, protocol::Control::None, *parts_.foldingRefused}, now, hint.seq,
           protocol::Actuator::None);
     return;
   }
@@ -242,16 +244,17 @@ void AgentDaemon::onHint(const protocol::Hint& hint, std::int64_t nowMs) {
     // which would otherwise fold again at the next interval.
     protocol::Hint everyCpu = hint;
     everyCpu.vcpus = static_cast<std::uint32_t>(parts_.topology.online.size());
-    FoldDecision decision = controller_.onHint(everyCpu, nowMs);
+    FoldDecision decision = controller_.onHint(everyCpu, now);
     decision.reason = "host hint seq " + std::to_string(hint.seq) + " (" + std::to_string(hint.vcpus) +
                       " vCPUs) not applied: guest kernel class " + kernelClassName(parts_.kernelClass);
-    apply(decision, nowMs, hint.seq, protocol::Actuator::None);
+    apply(decision, now, hint.seq, protocol::Actuator::None);
     return;
   }
-  apply(controller_.onHint(hint, nowMs), nowMs, hint.seq);
+  apply(controller_.onHint(hint, now), now, hint.seq);
   // Monotonic time, so a latency measurement can line this up with hostd's log.
   parts_.log->debug("hint seq {} ({} vCPUs) received at {:.3f} ms, applied in {:.3f} ms", hint.seq, hint.vcpus,
-                    static_cast<double>(receivedNs) / 1e6, static_cast<double>(monotonicNs() - receivedNs) / 1e6);
+                    monotonicMsOf(received),
+                    std::chrono::duration<double, std::milli>(monotonicNow() - received).count());
 }
 
 void AgentDaemon::reportDeferredWork(const Expected<ApplyResult>& done) {
@@ -262,7 +265,7 @@ void AgentDaemon::reportDeferredWork(const Expected<ApplyResult>& done) {
                      protocol::actuatorName(parts_.actuator->kind()), done->detail);
 }
 
-void AgentDaemon::onSample(std::int64_t nowMs) {
+void AgentDaemon::onSample(MonotonicTime now) {
   // What a fold left for after its answer, a slice per sample, off this loop.
   if (deferredWork_) deferredWork_->requestSlice();
   auto text = parts_.fs.readFile(paths::kProcStat);
@@ -271,10 +274,10 @@ void AgentDaemon::onSample(std::int64_t nowMs) {
   if (!sample) return;
   // The reading agent is itself one of the running tasks.
   const double tasks = sample->procsRunning > 0 ? sample->procsRunning - 1 : 0;
-  const auto early = demandWatch_.onSample(tasks, nowMs);
+  const auto early = demandWatch_.onSample(tasks, now);
   if (early && parts_.transport->connected()) {
     parts_.log->debug("demand {:.1f} tasks at {:.3f} ms: status sent now", *early,
-                      static_cast<double>(monotonicNs()) / 1e6);
+                      monotonicMsOf(monotonicNow()));
     sendStatus(*early);
   }
 }
@@ -321,10 +324,10 @@ void AgentDaemon::reload() {
                      : "",
       needsRestart ? "; changes to the port, actuator or cpuset settings take effect after a restart" : "");
   // The host learns at once whether auto hints fold this guest.
-  if (declineChanged && parts_.transport->connected()) sendHello(monotonicMs());
+  if (declineChanged && parts_.transport->connected()) sendHello(monotonicNow());
 }
 
-void AgentDaemon::checkHotplug(std::int64_t nowMs) {
+void AgentDaemon::checkHotplug(MonotonicTime now) {
   auto online = parts_.fs.readFile(paths::kCpuOnline);
   if (!online || *online == onlineText_) return;
   const bool first = onlineText_.empty();
@@ -340,29 +343,29 @@ void AgentDaemon::checkHotplug(std::int64_t nowMs) {
   parts_.topology = *topology;
   const auto leaseSeq = controller_.leaseSeq();
   // A mask naming an offline CPU would be refused: re-place on what is online.
-  apply(controller_.onTopologyChange(PlacementPlan(parts_.topology)), nowMs, std::nullopt);
+  apply(controller_.onTopologyChange(PlacementPlan(parts_.topology)), now, std::nullopt);
   // The host learns the new online set (its ack checks use it).
-  sendHello(nowMs);
+  sendHello(now);
   if (leaseSeq) send(protocol::Ack{*leaseSeq, applied_, parts_.actuator->kind()});
 }
 
-void AgentDaemon::onInterval(std::int64_t nowMs) {
-  checkHotplug(nowMs);
+void AgentDaemon::onInterval(MonotonicTime now) {
+  checkHotplug(now);
   std::optional<std::uint32_t> stealBp;
   if (auto stat = readStat()) {
     if (lastStat_) stealBp = stealRatioBp(*lastStat_, *stat, ::sysconf(_SC_CLK_TCK));
     lastStat_ = *stat;
   }
   if (stealBp) lastStealBp_ = *stealBp;
-  apply(controller_.onInterval(nowMs, stealBp), nowMs, std::nullopt);
+  apply(controller_.onInterval(now, stealBp), now, std::nullopt);
 
   const double demand = demandWatch_.takePeriodic().value_or(0.0);
   lastDemand_ = demand;
   if (parts_.transport->connected()) sendStatus(demand);
-  writeMetricsTextfile(nowMs, true);
+  writeMetricsTextfile(now, true);
 }
 
-void AgentDaemon::writeMetricsTextfile(std::int64_t nowMs, bool running) {
+void AgentDaemon::writeMetricsTextfile(MonotonicTime now, bool running) {
   const std::string& path = parts_.config.metricsTextfile;
   if (path.empty()) return;
   AgentMetricsSnapshot snapshot;
@@ -376,7 +379,7 @@ void AgentDaemon::writeMetricsTextfile(std::int64_t nowMs, bool running) {
   snapshot.control = appliedControl_;
   snapshot.hostConnected = running && parts_.transport->connected();
   snapshot.lastHintSeq = lastHintSeq_;
-  if (lastHintSeq_) snapshot.lastHintAgeSeconds = static_cast<double>(nowMs - lastHintAtMs_) / 1000.0;
+  if (lastHintSeq_) snapshot.lastHintAgeSeconds = std::chrono::duration<double>(now - lastHintAt_).count();
   snapshot.stealBp = lastStealBp_;
   snapshot.demandTasks = running ? lastDemand_ : 0.0;
   // Readable by node_exporter's user whatever the unit's UMask.
@@ -389,7 +392,7 @@ void AgentDaemon::writeMetricsTextfile(std::int64_t nowMs, bool running) {
   }
 }
 
-void AgentDaemon::apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq,
+void AgentDaemon::apply(const FoldDecision& decision, MonotonicTime now, std::optional<std::uint64_t> ackSeq,
                         std::optional<protocol::Actuator> ackActuator) {
   auto& log = *parts_.log;
   std::unique_lock actuatorLock(actuatorMutex_, std::try_to_lock);
@@ -405,10 +408,10 @@ void AgentDaemon::apply(const FoldDecision& decision, std::int64_t nowMs, std::o
     actuatorLock.lock();  // a change waits: the kernel would order the writes all the same
   }
   const bool unfolded = decision.cpus == parts_.topology.online;
-  auto result = unfolded ? parts_.actuator->release(nowMs) : parts_.actuator->apply(decision.cpus, nowMs);
+  auto result = unfolded ? parts_.actuator->release(now) : parts_.actuator->apply(decision.cpus, now);
   if (!result) {
     log.warn("cannot apply {}: {}", protocol::formatCpuList(decision.cpus), result.error().message);
-    if (ackSeq) sendError(ackSeq, "apply failed: " + result.error().message.substr(0, 200), nowMs);
+    if (ackSeq) sendError(ackSeq, "apply failed: " + result.error().message.substr(0, 200), now);
     return;
   }
   const bool changed = decision.cpus != applied_ || decision.control != appliedControl_;
@@ -441,9 +444,9 @@ protocol::Hello AgentDaemon::ownHello() const {
                          info};
 }
 
-void AgentDaemon::sendHello(std::int64_t nowMs) {
+void AgentDaemon::sendHello(MonotonicTime now) {
   session_.setOwnHello(ownHello());
-  handle(session_.sayHello(sessionTime(nowMs)), nowMs);
+  handle(session_.sayHello(now), now);
 }
 
 void AgentDaemon::send(const protocol::Message& message) {
@@ -452,11 +455,11 @@ void AgentDaemon::send(const protocol::Message& message) {
     return;
   }
   // Sending produces frames (and an encode failure's event), never a hint: the time is the loop's all the same.
-  handle(session_.send(message), monotonicMs());
+  handle(session_.send(message), monotonicNow());
 }
 
-void AgentDaemon::sendError(std::optional<std::uint64_t> seq, const std::string& reason, std::int64_t nowMs) {
-  handle(session_.sendError(seq, reason, sessionTime(nowMs)), nowMs);
+void AgentDaemon::sendError(std::optional<std::uint64_t> seq, const std::string& reason, MonotonicTime now) {
+  handle(session_.sendError(seq, reason, now), now);
 }
 
 }  // namespace vcpufold::agent

@@ -90,8 +90,8 @@ Expected<std::string> CgroupCpusetActuator::findUsableRoot(const RootedFs& fs) {
 }
 
 CgroupCpusetActuator::CgroupCpusetActuator(KnobWriter& knobs, std::string cgroupRoot, bool moveRootTasks,
-                                           std::int64_t sliceMs)
-    : knobs_(knobs), moveRootTasks_(moveRootTasks), sliceMs_(sliceMs) {
+                                           std::chrono::milliseconds slice)
+    : knobs_(knobs), moveRootTasks_(moveRootTasks), slice_(slice) {
   state_ = loadState(knobs_.fs()).value_or(State{});
   state_.cgroupRoot = std::move(cgroupRoot);
 }
@@ -148,7 +148,7 @@ Expected<int> CgroupCpusetActuator::moveRootTasks() {
   if (!procs) return procs.error();
   // Each move waits for the kernel (an RCU grace period, slow while the
   // preferred CPUs are flooded): a slice at a time, at least one task each.
-  const std::int64_t until = monotonicMs() + sliceMs_;
+  const MonotonicTime until = monotonicNow() + slice_;
   int moved = 0;
   movesPending_ = false;
   // The agent itself stays out: folded onto one busy CPU it would answer the
@@ -158,7 +158,7 @@ Expected<int> CgroupCpusetActuator::moveRootTasks() {
     if (pid == "1" || pid == self) continue;
     auto stat = knobs_.fs().readFile(std::string(paths::kProcDir) + "/" + pid + "/stat");
     if (!stat || isKernelThread(*stat)) continue;  // gone, or a kernel thread
-    if (moved > 0 && monotonicMs() >= until) {
+    if (moved > 0 && monotonicNow() >= until) {
       movesPending_ = true;
       break;
     }
@@ -173,7 +173,7 @@ std::string CgroupCpusetActuator::movedText(int moved) const {
          (movesPending_ ? " (more follow, a slice at a time)" : "");
 }
 
-Expected<ApplyResult> CgroupCpusetActuator::doDeferredWork(std::int64_t) {
+Expected<ApplyResult> CgroupCpusetActuator::doDeferredWork(MonotonicTime) {
   ApplyResult result;
   if (!movesPending_) return result;
   auto moved = moveRootTasks();
@@ -186,7 +186,7 @@ Expected<ApplyResult> CgroupCpusetActuator::doDeferredWork(std::int64_t) {
   return result;
 }
 
-Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, std::int64_t nowMs) {
+Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, MonotonicTime now) {
   ApplyResult result;
   const std::string list = protocol::formatCpuList(cpus);
   auto enabled = ensureCpusetEnabled();
@@ -214,7 +214,7 @@ Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, std::int64
       state_.managed.insert(name);
       if (auto saved = saveState(); !saved) return saved.error();
     }
-    auto outcome = knobs_.write(cgroup + "/cpuset.cpus", list, nowMs, KnobValueKind::CpuList);
+    auto outcome = knobs_.write(cgroup + "/cpuset.cpus", list, now, KnobValueKind::CpuList);
     if (!outcome) {
       if (!firstError) firstError = outcome.error();
       continue;
@@ -235,7 +235,7 @@ Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, std::int64
   return result;
 }
 
-Expected<ApplyResult> CgroupCpusetActuator::prepare(std::int64_t) {
+Expected<ApplyResult> CgroupCpusetActuator::prepare(MonotonicTime) {
   auto enabled = ensureCpusetEnabled();
   if (!enabled) return enabled.error().withContext("enable cpuset");
   return ApplyResult{*enabled, *enabled ? "cpuset controller enabled in " + state_.cgroupRoot +
@@ -243,7 +243,7 @@ Expected<ApplyResult> CgroupCpusetActuator::prepare(std::int64_t) {
                                         : ""};
 }
 
-Expected<ApplyResult> CgroupCpusetActuator::release(std::int64_t) {
+Expected<ApplyResult> CgroupCpusetActuator::release(MonotonicTime) {
   // Nothing folded: a controller that prepare() enabled stays until stop, so
   // that the next fold's answer does not wait for every task to move.
   if (!state_.createdFoldCgroup && state_.managed.empty()) return ApplyResult{};

@@ -37,7 +37,7 @@ void DeferredWorkThread::run() {
     }
     std::lock_guard actuatorLock(actuatorMutex_);
     if (!actuator_.hasDeferredWork()) continue;
-    report_(actuator_.doDeferredWork(monotonicMs()));
+    report_(actuator_.doDeferredWork(monotonicNow()));
   }
 }
 

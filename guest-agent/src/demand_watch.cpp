@@ -3,7 +3,7 @@
 
 namespace vcpufold::agent {
 
-std::optional<double> DemandWatch::onSample(double tasks, std::int64_t nowMs) {
+std::optional<double> DemandWatch::onSample(double tasks, MonotonicTime now) {
   sum_ += tasks;
   ++samples_;
   if (!reported_) return std::nullopt;  // the first periodic status sets the level
@@ -18,10 +18,10 @@ std::optional<double> DemandWatch::onSample(double tasks, std::int64_t nowMs) {
     confirmingSum_ += tasks;
   }
   if (sameWay_ < config_.confirmSamples) return std::nullopt;
-  if (lastEarlyMs_ && nowMs - *lastEarlyMs_ < config_.minGapMs) return std::nullopt;
+  if (lastEarly_ && now - *lastEarly_ < config_.minGap) return std::nullopt;
   // The new level: the mean of the samples that confirmed it.
   const double level = confirmingSum_ / sameWay_;
-  lastEarlyMs_ = nowMs;
+  lastEarly_ = now;
   reported_ = level;
   direction_ = 0;
   sameWay_ = 0;

@@ -19,8 +19,8 @@ std::optional<std::uint64_t> FoldController::leaseSeq() const {
   return lease_->hint.seq;
 }
 
-FoldDecision FoldController::onHint(const protocol::Hint& hint, std::int64_t nowMs) {
-  lease_ = Lease{hint, nowMs + hint.ttlMs};
+FoldDecision FoldController::onHint(const protocol::Hint& hint, MonotonicTime now) {
+  lease_ = Lease{hint, now + std::chrono::milliseconds(hint.ttlMs)};
   hostDisabledFallback_ = hint.policy == protocol::HintPolicy::Off;
   if (hint.policy == protocol::HintPolicy::Off) {
     cores_ = plan_.coreCount();
@@ -42,10 +42,10 @@ FoldDecision FoldController::onTopologyChange(PlacementPlan plan) {
   plan_ = std::move(plan);
   const std::string note = "CPU hotplug: " + std::to_string(plan_.forCores(plan_.coreCount()).size()) + " CPUs online";
   if (lease_ && (current_.control == protocol::Control::Host)) {
-    const auto expiresAtMs = lease_->expiresAtMs;
+    const auto expiresAt = lease_->expiresAt;
     const protocol::Hint hint = lease_->hint;
-    current_ = onHint(hint, 0);
-    lease_->expiresAtMs = expiresAtMs;  // re-placing renews nothing
+    current_ = onHint(hint, expiresAt);
+    lease_->expiresAt = expiresAt;  // re-placing renews nothing
     current_.reason = note + "; " + current_.reason;
     return current_;
   }
@@ -60,9 +60,9 @@ FoldDecision FoldController::onTopologyChange(PlacementPlan plan) {
   return current_;
 }
 
-FoldDecision FoldController::onInterval(std::int64_t nowMs, std::optional<std::uint32_t> stealBp) {
+FoldDecision FoldController::onInterval(MonotonicTime now, std::optional<std::uint32_t> stealBp) {
   std::string leaseNote;
-  if (lease_ && nowMs >= lease_->expiresAtMs) {
+  if (lease_ && now >= lease_->expiresAt) {
     leaseNote = "lease of hint seq " + std::to_string(lease_->hint.seq) + " expired; ";
     lease_.reset();
   }

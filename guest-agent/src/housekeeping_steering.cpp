@@ -122,9 +122,9 @@ Expected<void> HousekeepingSteering::saveState() const {
   return knobs_.fs().replaceFile(paths::kHousekeepingStateFile, json.dump() + "\n");
 }
 
-void HousekeepingSteering::checkIrqbalance(std::int64_t nowMs) {
-  if (irqbalanceCheckedMs_ && nowMs - *irqbalanceCheckedMs_ < kIrqbalanceCheckMs) return;
-  irqbalanceCheckedMs_ = nowMs;
+void HousekeepingSteering::checkIrqbalance(MonotonicTime now) {
+  if (irqbalanceCheckedAt_ && now - *irqbalanceCheckedAt_ < kIrqbalanceCheck) return;
+  irqbalanceCheckedAt_ = now;
   std::vector<std::string> comms;
   for (const auto& entry : knobs_.fs().listDirectory(paths::kProcDir)) {
     if (!irqNumber(entry)) continue;  // not a pid (the same all-digits rule)
@@ -201,7 +201,7 @@ Expected<void> HousekeepingSteering::unpark() {
   return saveState();
 }
 
-Expected<std::string> HousekeepingSteering::steerIrqs(const CpuSet& preferred, std::int64_t nowMs) {
+Expected<std::string> HousekeepingSteering::steerIrqs(const CpuSet& preferred, MonotonicTime now) {
   const std::string list = protocol::formatCpuList(preferred);
   int steered = 0;
   std::string refusedNow, firstRefusal;
@@ -218,7 +218,7 @@ Expected<std::string> HousekeepingSteering::steerIrqs(const CpuSet& preferred, s
       state_.irqAffinity[*irq] = trimmed(*current);
       if (auto saved = saveState(); !saved) return saved.error();
     }
-    auto outcome = knobs_.write(path, list, nowMs, KnobValueKind::CpuList);
+    auto outcome = knobs_.write(path, list, now, KnobValueKind::CpuList);
     if (!outcome) {
       // EIO: a kernel-managed or per-CPU IRQ. It stays as it is, for good.
       // (Any other error, e.g. a read-only /proc/irq in a sandbox, is said
@@ -255,7 +255,7 @@ Expected<void> HousekeepingSteering::giveIrqsBack() {
   return {};
 }
 
-Expected<std::string> HousekeepingSteering::steerWorkqueues(const CpuSet& preferred, std::int64_t nowMs) {
+Expected<std::string> HousekeepingSteering::steerWorkqueues(const CpuSet& preferred, MonotonicTime now) {
   auto current = knobs_.fs().readFile(paths::kWorkqueueCpumask);
   if (!current) return std::string{};  // no such knob on this kernel
   auto cpus = parseCpuMask(*current);
@@ -264,13 +264,13 @@ Expected<std::string> HousekeepingSteering::steerWorkqueues(const CpuSet& prefer
     state_.workqueueMask = trimmed(*current);
     if (auto saved = saveState(); !saved) return saved.error();
   }
-  auto outcome = knobs_.write(paths::kWorkqueueCpumask, formatCpuMask(preferred), nowMs);
+  auto outcome = knobs_.write(paths::kWorkqueueCpumask, formatCpuMask(preferred), now);
   if (!outcome) return "workqueue mask not set (" + outcome.error().message + "); ";
   if (*outcome != KnobOutcome::Written) return std::string{};
   return "unbound workqueues to CPUs " + protocol::formatCpuList(preferred) + "; ";
 }
 
-Expected<ApplyResult> HousekeepingSteering::apply(const CpuSet& preferred, const CpuSet& online, std::int64_t nowMs) {
+Expected<ApplyResult> HousekeepingSteering::apply(const CpuSet& preferred, const CpuSet& online, MonotonicTime now) {
   if (preferred.empty() || online.isSubsetOf(preferred)) return release();
   ApplyResult result;
   auto parked = park(online - preferred);
@@ -278,7 +278,7 @@ Expected<ApplyResult> HousekeepingSteering::apply(const CpuSet& preferred, const
   result.detail += *parked;
 
   const bool irqbalanceBefore = irqbalanceRuns_;
-  checkIrqbalance(nowMs);
+  checkIrqbalance(now);
   if (irqbalanceRuns_) {
     if (!irqbalanceBefore) {
       result.detail += "irqbalance runs: IRQ affinity is left to it (ban the folded CPUs in its "
@@ -287,12 +287,12 @@ Expected<ApplyResult> HousekeepingSteering::apply(const CpuSet& preferred, const
     }
   } else {
     if (irqbalanceBefore) result.detail += "irqbalance stopped: IRQs are steered again; ";
-    auto irqs = steerIrqs(preferred, nowMs);
+    auto irqs = steerIrqs(preferred, now);
     if (!irqs) return irqs.error().withContext("steer IRQs");
     result.detail += *irqs;
   }
 
-  auto workqueues = steerWorkqueues(preferred, nowMs);
+  auto workqueues = steerWorkqueues(preferred, now);
   if (!workqueues) return workqueues.error().withContext("steer workqueues");
   result.detail += *workqueues;
   result.changed = !result.detail.empty();

@@ -8,16 +8,16 @@ namespace vcpufold::agent {
 
 bool KernelActuator::isAvailable(const RootedFs& fs) { return fs.hasWriteMode(paths::kCpuPreferred); }
 
-Expected<ApplyResult> KernelActuator::apply(const CpuSet& cpus, std::int64_t nowMs) {
+Expected<ApplyResult> KernelActuator::apply(const CpuSet& cpus, MonotonicTime now) {
   const std::string list = protocol::formatCpuList(cpus);
-  auto outcome = knobs_.write(paths::kCpuPreferred, list + "\n", nowMs, KnobValueKind::CpuList);
+  auto outcome = knobs_.write(paths::kCpuPreferred, list + "\n", now, KnobValueKind::CpuList);
   if (!outcome) return outcome.error();
   if (*outcome == KnobOutcome::Quarantined) return Error{std::string(paths::kCpuPreferred) + ": quarantined"};
   released_ = false;
   return ApplyResult{*outcome == KnobOutcome::Written, std::string("preferred=") + list};
 }
 
-Expected<ApplyResult> KernelActuator::release(std::int64_t) {
+Expected<ApplyResult> KernelActuator::release(MonotonicTime) {
   // The file then reads as all active CPUs, so "unchanged" is remembered, not read.
   if (released_) return ApplyResult{};
   if (auto done = restore(); !done) return done.error();

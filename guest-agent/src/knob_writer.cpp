@@ -28,14 +28,14 @@ bool sameValue(std::string_view current, std::string_view wanted, KnobValueKind 
 
 KnobWriter::KnobWriter(RootedFs fs, QuarantinePolicy policy) : fs_(std::move(fs)), policy_(policy) {}
 
-bool KnobWriter::isQuarantined(const std::string& path, std::int64_t nowMs) const {
+bool KnobWriter::isQuarantined(const std::string& path, MonotonicTime now) const {
   auto it = health_.find(path);
-  return it != health_.end() && nowMs < it->second.quarantinedUntilMs;
+  return it != health_.end() && it->second.quarantinedUntil && now < *it->second.quarantinedUntil;
 }
 
-Expected<KnobOutcome> KnobWriter::write(const std::string& path, std::string_view value, std::int64_t nowMs,
+Expected<KnobOutcome> KnobWriter::write(const std::string& path, std::string_view value, MonotonicTime now,
                                         KnobValueKind kind) {
-  if (isQuarantined(path, nowMs)) return KnobOutcome::Quarantined;
+  if (isQuarantined(path, now)) return KnobOutcome::Quarantined;
   KnobHealth& health = health_[path];
   auto current = fs_.readFile(path, 64 * 1024);
   if (current && sameValue(*current, value, kind)) {
@@ -45,16 +45,16 @@ Expected<KnobOutcome> KnobWriter::write(const std::string& path, std::string_vie
   auto written = fs_.writeExisting(path, value);
   if (written) {
     health.consecutiveFailures = 0;
-    health.nextQuarantineMs = 0;
+    health.nextQuarantine = std::chrono::milliseconds(0);
     return KnobOutcome::Written;
   }
   if (++health.consecutiveFailures >= policy_.failuresBeforeQuarantine) {
-    health.nextQuarantineMs = health.nextQuarantineMs == 0
-                                  ? policy_.firstQuarantineMs
-                                  : std::min(health.nextQuarantineMs * 2, policy_.maxQuarantineMs);
-    health.quarantinedUntilMs = nowMs + health.nextQuarantineMs;
+    health.nextQuarantine = health.nextQuarantine.count() == 0
+                                ? policy_.firstQuarantine
+                                : std::min(health.nextQuarantine * 2, policy_.maxQuarantine);
+    health.quarantinedUntil = now + health.nextQuarantine;
     health.consecutiveFailures = 0;
-    return written.error().withContext("quarantined for " + std::to_string(health.nextQuarantineMs / 1000) +
+    return written.error().withContext("quarantined for " + std::to_string(health.nextQuarantine.count() / 1000) +
                                        " s after repeated failures");
   }
   return written.error();

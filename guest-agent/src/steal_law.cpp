@@ -5,15 +5,16 @@
 
 namespace vcpufold::agent {
 
-StealReading stealReadingOf(const ProcStat& stat, std::int64_t monotonicNs) {
-  return StealReading{stat.all.steal, stat.perCpu.size(), monotonicNs};
+StealReading stealReadingOf(const ProcStat& stat, MonotonicTime readAt) {
+  return StealReading{stat.all.steal, stat.perCpu.size(), readAt};
 }
 
 std::uint32_t stealRatioBp(const StealReading& previous, const StealReading& current, long ticksPerSecond) {
   if (current.stealTicks < previous.stealTicks || ticksPerSecond <= 0) return 0;
   const double stealNs =
       static_cast<double>(current.stealTicks - previous.stealTicks) * 1e9 / static_cast<double>(ticksPerSecond);
-  const double wallNs = static_cast<double>(std::max<std::int64_t>(current.monotonicNs - previous.monotonicNs, 0));
+  const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(current.readAt - previous.readAt);
+  const double wallNs = static_cast<double>(std::max<std::int64_t>(wall.count(), 0));
   const double capacity = std::max(wallNs * static_cast<double>(current.cpusReporting) / 10000.0, 1.0);
   return static_cast<std::uint32_t>(std::clamp(stealNs / capacity, 0.0, 10000.0));
 }

@@ -59,7 +59,7 @@ Expected<void> SystemdCpusetActuator::saveState() const {
   return fs_.replaceFile(kStateFile, nlohmann::json{{"cgroup_root", cgroupRoot_}, {"units", managed_}}.dump() + "\n");
 }
 
-Expected<ApplyResult> SystemdCpusetActuator::apply(const CpuSet& cpus, std::int64_t) {
+Expected<ApplyResult> SystemdCpusetActuator::apply(const CpuSet& cpus, MonotonicTime) {
   ApplyResult result;
   std::optional<Error> firstError;
   for (const auto& unit : fs_.listDirectory(cgroupRoot_)) {
@@ -91,7 +91,7 @@ Expected<ApplyResult> SystemdCpusetActuator::apply(const CpuSet& cpus, std::int6
   return result;
 }
 
-Expected<ApplyResult> SystemdCpusetActuator::release(std::int64_t) {
+Expected<ApplyResult> SystemdCpusetActuator::release(MonotonicTime) {
   if (managed_.empty()) return ApplyResult{};
   if (auto done = restore(); !done) return done.error();
   return ApplyResult{true, "AllowedCPUs= reset on every unit of ours"};

@@ -51,15 +51,15 @@ void closeFd(int& fd) {
   fd = -1;
 }
 
-// Exponential backoff between minMs and maxMs.
+// Exponential backoff between least and most.
 struct Backoff {
-  std::int64_t minMs, maxMs, currentMs;
-  std::int64_t next() {
-    const std::int64_t delay = currentMs;
-    currentMs = std::min(currentMs * 2, maxMs);
+  std::chrono::milliseconds least, most, current;
+  std::chrono::milliseconds next() {
+    const auto delay = current;
+    current = std::min(current * 2, most);
     return delay;
   }
-  void reset() { currentMs = minMs; }
+  void reset() { current = least; }
 };
 
 // The guest side of a virtio-serial port. A port has no connection state a
@@ -78,9 +78,9 @@ class VirtioPortTransport final : public Transport {
   }
   [[nodiscard]] bool connected() const override { return connected_; }
 
-  std::vector<pollfd> pollFds(std::int64_t nowMs, std::int64_t& wakeAtMs) override {
+  std::vector<pollfd> pollFds(MonotonicTime now, MonotonicTime& wakeAt) override {
     if (fd_ < 0 || !connected_) {
-      wakeAtMs = std::min(wakeAtMs, std::max(nextAttemptMs_, nowMs));
+      wakeAt = std::min(wakeAt, std::max(nextAttempt_, now));
       return {};
     }
     short events = POLLIN;
@@ -88,27 +88,27 @@ class VirtioPortTransport final : public Transport {
     return {pollfd{fd_, events, 0}};
   }
 
-  void service(const std::vector<pollfd>& polled, std::int64_t nowMs, std::vector<TransportEvent>& events) override {
-    lastNowMs_ = nowMs;
+  void service(const std::vector<pollfd>& polled, MonotonicTime now, std::vector<TransportEvent>& events) override {
+    lastNow_ = now;
     events.insert(events.end(), deferred_.begin(), deferred_.end());
     deferred_.clear();
     if (fd_ < 0) {
-      if (nowMs >= nextAttemptMs_) open(nowMs, events);
+      if (now >= nextAttempt_) open(now, events);
       if (fd_ < 0) return;
     }
     if (!connected_) {
-      if (nowMs >= nextAttemptMs_) readAvailable(nowMs, events);
+      if (now >= nextAttempt_) readAvailable(now, events);
       return;
     }
     if (polled.empty()) return;
-    if (polled[0].revents & (POLLIN | POLLHUP | POLLERR)) readAvailable(nowMs, events);
-    if (fd_ >= 0 && connected_ && (polled[0].revents & POLLOUT) && !outbound_.writeTo(fd_)) lose(nowMs, events, errno);
+    if (polled[0].revents & (POLLIN | POLLHUP | POLLERR)) readAvailable(now, events);
+    if (fd_ >= 0 && connected_ && (polled[0].revents & POLLOUT) && !outbound_.writeTo(fd_)) lose(now, events, errno);
   }
 
   bool send(std::string_view frame) override {
     if (!connected_ || !outbound_.push(frame)) return false;
     if (!outbound_.writeTo(fd_)) {
-      lose(lastNowMs_, deferred_, errno);  // reported at the next service()
+      lose(lastNow_, deferred_, errno);  // reported at the next service()
       return false;
     }
     return true;
@@ -121,12 +121,12 @@ class VirtioPortTransport final : public Transport {
   }
 
  private:
-  void open(std::int64_t nowMs, std::vector<TransportEvent>& events) {
+  void open(MonotonicTime now, std::vector<TransportEvent>& events) {
     std::string path = fixedPath_;
     if (path.empty()) {
       auto found = findVirtioPort(fs_, portName_);
       if (!found) {
-        retryOpenLater(nowMs, events, found.error().message);
+        retryOpenLater(now, events, found.error().message);
         return;
       }
       path = *found;
@@ -134,7 +134,7 @@ class VirtioPortTransport final : public Transport {
     // O_CLOEXEC: a port can be open only once, a child must not hold it.
     fd_ = ::open(fs_.resolve(path).c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd_ < 0) {
-      retryOpenLater(nowMs, events, path + ": " + std::strerror(errno));
+      retryOpenLater(now, events, path + ": " + std::strerror(errno));
       return;
     }
     path_ = path;
@@ -142,14 +142,14 @@ class VirtioPortTransport final : public Transport {
     events.push_back({TransportEvent::Kind::Note, "opened " + path_});
   }
 
-  void retryOpenLater(std::int64_t nowMs, std::vector<TransportEvent>& events, const std::string& why) {
-    const std::int64_t delay = openBackoff_.next();
-    nextAttemptMs_ = nowMs + delay;
+  void retryOpenLater(MonotonicTime now, std::vector<TransportEvent>& events, const std::string& why) {
+    const auto delay = openBackoff_.next();
+    nextAttempt_ = now + delay;
     if (why != lastOpenError_) events.push_back({TransportEvent::Kind::Note, why + "; retrying"});
     lastOpenError_ = why;
   }
 
-  void readAvailable(std::int64_t nowMs, std::vector<TransportEvent>& events) {
+  void readAvailable(MonotonicTime now, std::vector<TransportEvent>& events) {
     char buffer[kReadChunk];
     for (int reads = 0; reads < 16; ++reads) {  // bounded: a flood cannot hold the loop
       const ssize_t got = ::read(fd_, buffer, sizeof buffer);
@@ -164,7 +164,7 @@ class VirtioPortTransport final : public Transport {
           outbound_.clear();
           events.push_back({TransportEvent::Kind::Disconnected, "host closed the port"});
         }
-        nextAttemptMs_ = nowMs + kProbeMs;
+        nextAttempt_ = now + kProbe;
         return;
       }
       if (errno == EINTR) continue;
@@ -172,7 +172,7 @@ class VirtioPortTransport final : public Transport {
         markConnected(events);
         return;
       }
-      lose(nowMs, events, errno);
+      lose(now, events, errno);
       return;
     }
   }
@@ -183,26 +183,26 @@ class VirtioPortTransport final : public Transport {
     events.push_back({TransportEvent::Kind::Connected, "host connected"});
   }
 
-  void lose(std::int64_t nowMs, std::vector<TransportEvent>& events, int error) {
+  void lose(MonotonicTime now, std::vector<TransportEvent>& events, int error) {
     events.push_back({TransportEvent::Kind::Note, path_ + ": " + std::strerror(error) + "; reopening"});
     if (connected_) events.push_back({TransportEvent::Kind::Disconnected, "port lost"});
     connected_ = false;
     outbound_.clear();
     closeFd(fd_);
-    nextAttemptMs_ = nowMs + openBackoff_.next();
+    nextAttempt_ = now + openBackoff_.next();
   }
 
-  static constexpr std::int64_t kProbeMs = 250;
+  static constexpr std::chrono::milliseconds kProbe{250};
   RootedFs fs_;
   std::string fixedPath_;
   std::string portName_;
   std::string path_;
   int fd_ = -1;
   bool connected_ = false;
-  std::int64_t lastNowMs_ = 0;
+  MonotonicTime lastNow_;
   std::vector<TransportEvent> deferred_;  // found while sending, reported by service()
-  std::int64_t nextAttemptMs_ = 0;
-  Backoff openBackoff_{250, 10'000, 250};
+  MonotonicTime nextAttempt_;  // the epoch: at once
+  Backoff openBackoff_{std::chrono::milliseconds(250), std::chrono::milliseconds(10'000), std::chrono::milliseconds(250)};
   std::string lastOpenError_;
   OutboundQueue outbound_;
 };
@@ -219,9 +219,9 @@ class UnixListenTransport final : public Transport {
   [[nodiscard]] std::string describe() const override { return "unix-listen:" + path_; }
   [[nodiscard]] bool connected() const override { return client_ >= 0; }
 
-  std::vector<pollfd> pollFds(std::int64_t nowMs, std::int64_t& wakeAtMs) override {
+  std::vector<pollfd> pollFds(MonotonicTime now, MonotonicTime& wakeAt) override {
     if (listener_ < 0) {
-      wakeAtMs = std::min(wakeAtMs, std::max(nextAttemptMs_, nowMs));
+      wakeAt = std::min(wakeAt, std::max(nextAttempt_, now));
       return {};
     }
     if (client_ < 0) return {pollfd{listener_, POLLIN, 0}};
@@ -230,11 +230,11 @@ class UnixListenTransport final : public Transport {
     return {pollfd{client_, events, 0}};
   }
 
-  void service(const std::vector<pollfd>& polled, std::int64_t nowMs, std::vector<TransportEvent>& events) override {
+  void service(const std::vector<pollfd>& polled, MonotonicTime now, std::vector<TransportEvent>& events) override {
     events.insert(events.end(), deferred_.begin(), deferred_.end());
     deferred_.clear();
     if (listener_ < 0) {
-      if (nowMs >= nextAttemptMs_) listen(nowMs, events);
+      if (now >= nextAttempt_) listen(now, events);
       return;
     }
     if (polled.empty()) return;
@@ -262,12 +262,12 @@ class UnixListenTransport final : public Transport {
   }
 
  private:
-  void listen(std::int64_t nowMs, std::vector<TransportEvent>& events) {
+  void listen(MonotonicTime now, std::vector<TransportEvent>& events) {
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     if (path_.size() >= sizeof address.sun_path) {
       events.push_back({TransportEvent::Kind::Note, path_ + ": socket path too long"});
-      nextAttemptMs_ = nowMs + 10'000;
+      nextAttempt_ = now + std::chrono::milliseconds(10'000);
       return;
     }
     std::memcpy(address.sun_path, path_.c_str(), path_.size() + 1);
@@ -277,7 +277,7 @@ class UnixListenTransport final : public Transport {
         ::listen(listener_, 1) != 0) {
       events.push_back({TransportEvent::Kind::Note, path_ + ": listen: " + std::strerror(errno) + "; retrying"});
       closeFd(listener_);
-      nextAttemptMs_ = nowMs + 1000;
+      nextAttempt_ = now + std::chrono::milliseconds(1000);
       return;
     }
     events.push_back({TransportEvent::Kind::Note, "listening on " + path_});
@@ -312,7 +312,7 @@ class UnixListenTransport final : public Transport {
   std::string path_;
   int listener_ = -1;
   int client_ = -1;
-  std::int64_t nextAttemptMs_ = 0;
+  MonotonicTime nextAttempt_;  // the epoch: at once
   OutboundQueue outbound_;
   std::vector<TransportEvent> deferred_;
 };

@@ -9,6 +9,7 @@
 #include "fixture_tree.h"
 #include "vcpufold/agent/cgroup_cpuset_actuator.h"
 #include "vcpufold/agent/kernel_actuator.h"
+#include "test_time.h"
 
 using namespace vcpufold::agent;
 using vcpufold::protocol::CpuSet;
@@ -32,11 +33,11 @@ TEST(KnobWriter, WritesOnlyOnChange) {
   FixtureTree tree("lab-guest-4vcpu");
   KnobWriter knobs(tree.fs());
   tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "0-1\n");
-  EXPECT_EQ(*knobs.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "0,1", 0, KnobValueKind::CpuList),
+  EXPECT_EQ(*knobs.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "0,1", at(0), KnobValueKind::CpuList),
             KnobOutcome::Unchanged)
       << "same set, other spelling";
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0-1\n") << "not rewritten";
-  EXPECT_EQ(*knobs.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "0", 0, KnobValueKind::CpuList),
+  EXPECT_EQ(*knobs.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "0", at(0), KnobValueKind::CpuList),
             KnobOutcome::Written);
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0");
 }
@@ -46,23 +47,23 @@ TEST(KnobWriter, QuarantinesAKnobThatKeepsFailing) {
   // A directory where the knob should be: every write fails.
   tree.remove("/sys/fs/cgroup/system.slice/cpuset.cpus");
   tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus/x", "");
-  KnobWriter knobs(tree.fs(), {.failuresBeforeQuarantine = 3, .firstQuarantineMs = 1000, .maxQuarantineMs = 4000});
+  KnobWriter knobs(tree.fs(), {.failuresBeforeQuarantine = 3, .firstQuarantine = std::chrono::milliseconds(1000), .maxQuarantine = std::chrono::milliseconds(4000)});
   const std::string knob = "/sys/fs/cgroup/system.slice/cpuset.cpus";
-  EXPECT_FALSE(knobs.write(knob, "0", 0));
-  EXPECT_FALSE(knobs.write(knob, "0", 1));
-  auto third = knobs.write(knob, "0", 2);
+  EXPECT_FALSE(knobs.write(knob, "0", at(0)));
+  EXPECT_FALSE(knobs.write(knob, "0", at(1)));
+  auto third = knobs.write(knob, "0", at(2));
   ASSERT_FALSE(third);
   EXPECT_NE(third.error().message.find("quarantined"), std::string::npos) << third.error().message;
-  EXPECT_EQ(*knobs.write(knob, "0", 500), KnobOutcome::Quarantined) << "left alone, not retried";
-  EXPECT_TRUE(knobs.isQuarantined(knob, 1001));
-  EXPECT_FALSE(knobs.isQuarantined(knob, 1002));
+  EXPECT_EQ(*knobs.write(knob, "0", at(500)), KnobOutcome::Quarantined) << "left alone, not retried";
+  EXPECT_TRUE(knobs.isQuarantined(knob, at(1001)));
+  EXPECT_FALSE(knobs.isQuarantined(knob, at(1002)));
   // Relapse doubles the period.
-  for (int i = 0; i < 3; ++i) (void)knobs.write(knob, "0", 1002 + i);
-  EXPECT_TRUE(knobs.isQuarantined(knob, 1004 + 1999));
+  for (int i = 0; i < 3; ++i) (void)knobs.write(knob, "0", at(1002 + i));
+  EXPECT_TRUE(knobs.isQuarantined(knob, at(1004 + 1999)));
   // Healed: works again once the quarantine is over.
   tree.remove(knob);
   tree.write(knob, "");
-  EXPECT_EQ(*knobs.write(knob, "0", 10'000), KnobOutcome::Written);
+  EXPECT_EQ(*knobs.write(knob, "0", at(10'000)), KnobOutcome::Written);
 }
 
 TEST(KernelActuator, DetectsTheWritableFileOnly) {
@@ -83,12 +84,12 @@ TEST(KernelActuator, WritesTheMaskAndRestoresWithAnEmptyLine) {
   tree.write("/sys/devices/system/cpu/preferred", "0-3\n");
   KnobWriter knobs(tree.fs());
   KernelActuator actuator(knobs);
-  auto applied = actuator.apply(CpuSet{0, 1}, 0);
+  auto applied = actuator.apply(CpuSet{0, 1}, at(0));
   ASSERT_TRUE(applied) << applied.error().message;
   EXPECT_TRUE(applied->changed);
   EXPECT_EQ(tree.read("/sys/devices/system/cpu/preferred"), "0-1\n");
   tree.write("/sys/devices/system/cpu/preferred", "0-1\n");
-  EXPECT_FALSE(actuator.apply(CpuSet{0, 1}, 1)->changed) << "read-compare-write";
+  EXPECT_FALSE(actuator.apply(CpuSet{0, 1}, at(1))->changed) << "read-compare-write";
   ASSERT_TRUE(actuator.restore());
   EXPECT_EQ(tree.read("/sys/devices/system/cpu/preferred"), "\n");
 }
@@ -132,7 +133,7 @@ TEST(CgroupCpuset, FoldsTopLevelCgroupsAndRestoresExactly) {
   KnobWriter knobs(tree.fs());
   CgroupCpusetActuator actuator(knobs, kCgroup, true);
 
-  auto first = actuator.apply(CpuSet{0, 1}, 0);
+  auto first = actuator.apply(CpuSet{0, 1}, at(0));
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "+cpuset");
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0-1");
@@ -147,18 +148,18 @@ TEST(CgroupCpuset, FoldsTopLevelCgroupsAndRestoresExactly) {
   // The kernel populates a new cgroup with its files; then tasks move in.
   tree.write("/sys/fs/cgroup/vcpufold.fold/cgroup.procs", "");
   tree.write("/sys/fs/cgroup/vcpufold.fold/cpuset.cpus", "\n");
-  auto second = actuator.apply(CpuSet{0, 1}, 1000);
+  auto second = actuator.apply(CpuSet{0, 1}, at(1000));
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cgroup.procs"), "") << "tasks move after the answer";
   ASSERT_TRUE(actuator.hasDeferredWork());
-  ASSERT_TRUE(actuator.doDeferredWork(1001));
+  ASSERT_TRUE(actuator.doDeferredWork(at(1001)));
   EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cgroup.procs"), "77") << "not PID 1, not kthreadd, not the agent";
   EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cpuset.cpus"), "0-1");
 
   // Unchanged input writes nothing.
   tree.write("/sys/fs/cgroup/cgroup.procs", "1\n2\n");
   tree.write("/sys/fs/cgroup/cgroup.subtree_control", "cpuset\n");
-  auto third = actuator.apply(CpuSet{0, 1}, 2000);
+  auto third = actuator.apply(CpuSet{0, 1}, at(2000));
   ASSERT_TRUE(third);
   EXPECT_FALSE(third->changed) << third->detail;
 
@@ -187,16 +188,16 @@ TEST(CgroupCpuset, RootTasksFollowASliceAtATimeAfterTheCgroupsHoldTheFold) {
   tree.write("/proc/1/stat", hostStat("init"));
   tree.write("/sys/fs/cgroup/cgroup.procs", "1\n77\n78\n79\n");
   KnobWriter knobs(tree.fs());
-  CgroupCpusetActuator actuator(knobs, kCgroup, true, 0);  // a slice of no time: one task a pass
+  CgroupCpusetActuator actuator(knobs, kCgroup, true, std::chrono::milliseconds(0));  // a slice of no time: one task a pass
 
-  auto folded = actuator.apply(CpuSet{0}, 0);
+  auto folded = actuator.apply(CpuSet{0}, at(0));
   ASSERT_TRUE(folded) << folded.error().message;
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0");
   EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cpuset.cpus"), "0") << "restricted before any task moves in";
   EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cgroup.procs"), "") << "no move before the answer";
   EXPECT_EQ(folded->detail.find("moved"), std::string::npos) << folded->detail;
   ASSERT_TRUE(actuator.hasDeferredWork());
-  auto first = actuator.doDeferredWork(10);
+  auto first = actuator.doDeferredWork(at(10));
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cgroup.procs"), "77");
   EXPECT_NE(first->detail.find("moved 1 tasks into vcpufold.fold (more follow"), std::string::npos) << first->detail;
@@ -204,12 +205,12 @@ TEST(CgroupCpuset, RootTasksFollowASliceAtATimeAfterTheCgroupsHoldTheFold) {
   tree.write("/sys/fs/cgroup/cgroup.procs", "1\n78\n79\n");
 
   // The kernel took 77 out of the root; the next slices move the others.
-  auto more = actuator.doDeferredWork(50);
+  auto more = actuator.doDeferredWork(at(50));
   ASSERT_TRUE(more) << more.error().message;
   EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cgroup.procs"), "78");
   EXPECT_TRUE(actuator.hasDeferredWork());
   tree.write("/sys/fs/cgroup/cgroup.procs", "1\n79\n");
-  more = actuator.doDeferredWork(100);
+  more = actuator.doDeferredWork(at(100));
   ASSERT_TRUE(more) << more.error().message;
   EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cgroup.procs"), "79");
   EXPECT_EQ(more->detail, "moved 1 tasks into vcpufold.fold");
@@ -219,11 +220,11 @@ TEST(CgroupCpuset, RootTasksFollowASliceAtATimeAfterTheCgroupsHoldTheFold) {
   tree.write("/sys/fs/cgroup/cgroup.procs", "1\n80\n81\n");
   tree.write("/proc/80/stat", hostStat("user-odd-comm"));
   tree.write("/proc/81/stat", hostStat("user-odd-comm"));
-  ASSERT_TRUE(actuator.apply(CpuSet{0}, 150));
+  ASSERT_TRUE(actuator.apply(CpuSet{0}, at(150)));
   ASSERT_TRUE(actuator.hasDeferredWork());
   tree.write("/sys/fs/cgroup/vcpufold.fold/cgroup.procs", "");
   tree.remove("/sys/fs/cgroup/vcpufold.fold/cpuset.cpus");
-  ASSERT_TRUE(actuator.release(200));
+  ASSERT_TRUE(actuator.release(at(200)));
   EXPECT_FALSE(actuator.hasDeferredWork());
 }
 
@@ -235,7 +236,7 @@ TEST(CgroupCpuset, PrepareEnablesTheControllerAheadAndOnlyStopOrRestoreGivesItBa
   tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
   KnobWriter knobs(tree.fs());
   CgroupCpusetActuator actuator(knobs, kCgroup, false);
-  auto prepared = actuator.prepare(0);
+  auto prepared = actuator.prepare(at(0));
   ASSERT_TRUE(prepared) << prepared.error().message;
   EXPECT_TRUE(prepared->changed);
   EXPECT_NE(prepared->detail.find("cpuset controller enabled"), std::string::npos) << prepared->detail;
@@ -243,14 +244,14 @@ TEST(CgroupCpuset, PrepareEnablesTheControllerAheadAndOnlyStopOrRestoreGivesItBa
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "\n") << "no CPU restricted";
   EXPECT_TRUE(tree.fs().exists("/run/vcpufold/cpuset-state.json")) << "recorded, for stop and --restore";
   tree.write("/sys/fs/cgroup/cgroup.subtree_control", "cpuset\n");  // as the kernel shows it
-  EXPECT_FALSE(actuator.prepare(10)->changed) << "once";
-  EXPECT_FALSE(actuator.release(20)->changed) << "nothing folded: nothing to release";
+  EXPECT_FALSE(actuator.prepare(at(10))->changed) << "once";
+  EXPECT_FALSE(actuator.release(at(20))->changed) << "nothing folded: nothing to release";
 
-  auto folded = actuator.apply(CpuSet{0}, 30);
+  auto folded = actuator.apply(CpuSet{0}, at(30));
   ASSERT_TRUE(folded) << folded.error().message;
   EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "cpuset\n") << "not written again";
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0");
-  ASSERT_TRUE(actuator.release(40));
+  ASSERT_TRUE(actuator.release(at(40)));
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "\n");
   EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "cpuset\n") << "an unfold keeps the controller";
   EXPECT_NE(tree.read("/run/vcpufold/cpuset-state.json").find("\"enabled_cpuset\":true"), std::string::npos);
@@ -264,7 +265,7 @@ TEST(CgroupCpuset, PrepareEnablesTheControllerAheadAndOnlyStopOrRestoreGivesItBa
   // And a stop after a prepare does the same.
   tree.write("/sys/fs/cgroup/cgroup.subtree_control", "\n");
   CgroupCpusetActuator again(knobs, kCgroup, false);
-  ASSERT_TRUE(again.prepare(50));
+  ASSERT_TRUE(again.prepare(at(50)));
   ASSERT_TRUE(again.restore());
   EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.subtree_control"), "-cpuset");
   EXPECT_FALSE(tree.fs().exists("/run/vcpufold/cpuset-state.json"));
@@ -276,7 +277,7 @@ TEST(CgroupCpuset, LeavesTheControllerOnWhenItWasAlreadyOn) {
   tree.write("/sys/fs/cgroup/system.slice/cpuset.cpus", "\n");
   KnobWriter knobs(tree.fs());
   CgroupCpusetActuator actuator(knobs, kCgroup, false);
-  ASSERT_TRUE(actuator.apply(CpuSet{0}, 0));
+  ASSERT_TRUE(actuator.apply(CpuSet{0}, at(0)));
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0");
   EXPECT_FALSE(tree.fs().exists("/sys/fs/cgroup/vcpufold.fold")) << "moving root tasks was off";
   ASSERT_TRUE(actuator.restore());
@@ -296,13 +297,13 @@ TEST(KernelActuator, ReleaseHandsTheMaskBackOnce) {
   tree.write("/sys/devices/system/cpu/preferred", "0-3\n");
   KnobWriter knobs(tree.fs());
   KernelActuator actuator(knobs);
-  ASSERT_TRUE(actuator.apply(CpuSet{0}, 0));
-  auto released = actuator.release(1);
+  ASSERT_TRUE(actuator.apply(CpuSet{0}, at(0)));
+  auto released = actuator.release(at(1));
   ASSERT_TRUE(released);
   EXPECT_TRUE(released->changed);
   EXPECT_EQ(tree.read("/sys/devices/system/cpu/preferred"), "\n");
   tree.write("/sys/devices/system/cpu/preferred", "0-3\n");  // what the kernel then shows
-  EXPECT_FALSE(actuator.release(2)->changed) << "no write every interval";
+  EXPECT_FALSE(actuator.release(at(2))->changed) << "no write every interval";
   EXPECT_EQ(tree.read("/sys/devices/system/cpu/preferred"), "0-3\n");
 }
 
@@ -312,16 +313,16 @@ TEST(CgroupCpuset, ReleaseWithNothingOfOursTouchesNothing) {
   tree.write("/sys/fs/cgroup/cgroup.procs", "");
   KnobWriter knobs(tree.fs());
   CgroupCpusetActuator actuator(knobs, kCgroup, true);
-  EXPECT_FALSE(actuator.release(0)->changed);
+  EXPECT_FALSE(actuator.release(at(0))->changed);
   EXPECT_FALSE(tree.fs().exists("/sys/fs/cgroup/vcpufold.fold"));
-  ASSERT_TRUE(actuator.apply(CpuSet{0, 1}, 0));
+  ASSERT_TRUE(actuator.apply(CpuSet{0, 1}, at(0)));
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0-1");
   tree.remove("/sys/fs/cgroup/vcpufold.fold");  // empty: rmdir would succeed on cgroupfs
   tree.write("/sys/fs/cgroup/vcpufold.fold/.keep", "");
   tree.remove("/sys/fs/cgroup/vcpufold.fold/.keep");
-  auto released = actuator.release(1);
+  auto released = actuator.release(at(1));
   ASSERT_TRUE(released) << released.error().message;
   EXPECT_TRUE(released->changed);
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "\n");
-  EXPECT_FALSE(actuator.release(2)->changed);
+  EXPECT_FALSE(actuator.release(at(2))->changed);
 }

@@ -5,6 +5,7 @@
 
 #include "fixture_tree.h"
 #include "vcpufold/agent/platform.h"
+#include "test_time.h"
 
 using namespace vcpufold::agent;
 using vcpufold::protocol::Control;
@@ -34,68 +35,68 @@ TEST(FoldController, StartsUnfolded) {
 
 TEST(FoldController, HintAppliesAtOnceAndHoldsForItsLease) {
   FoldController controller(planOf("lab-guest-4vcpu"), {});
-  const auto decision = controller.onHint(hint(1, 2), 0);
+  const auto decision = controller.onHint(hint(1, 2), at(0));
   EXPECT_EQ(decision.cpus, (CpuSet{0, 1}));
   EXPECT_EQ(decision.control, Control::Host);
   // High steal does not move a guest under a valid lease.
-  EXPECT_EQ(controller.onInterval(1000, 9000).cpus, (CpuSet{0, 1}));
-  EXPECT_EQ(controller.onInterval(2999, 9000).control, Control::Host);
+  EXPECT_EQ(controller.onInterval(at(1000), 9000).cpus, (CpuSet{0, 1}));
+  EXPECT_EQ(controller.onInterval(at(2999), 9000).control, Control::Host);
   EXPECT_EQ(controller.leaseSeq(), 1u);
 }
 
 TEST(FoldController, ExpiredLeaseHandsOverToTheFallbackFromWhereItIs) {
   FoldController controller(planOf("lab-guest-4vcpu"), {});
-  controller.onHint(hint(1, 2), 0);
-  const auto decision = controller.onInterval(3000, 900);
+  controller.onHint(hint(1, 2), at(0));
+  const auto decision = controller.onInterval(at(3000), 900);
   EXPECT_EQ(decision.control, Control::Fallback);
   EXPECT_EQ(decision.cpus, (CpuSet{0})) << "steps one core down from the hinted two";
   EXPECT_NE(decision.reason.find("expired"), std::string::npos) << decision.reason;
   EXPECT_FALSE(controller.leaseSeq());
-  EXPECT_EQ(controller.onInterval(4000, 0).cpus, (CpuSet{0, 1}));
+  EXPECT_EQ(controller.onInterval(at(4000), 0).cpus, (CpuSet{0, 1}));
 }
 
 TEST(FoldController, RenewalKeepsTheLease) {
   FoldController controller(planOf("lab-guest-4vcpu"), {});
   for (std::int64_t t = 0; t < 10000; t += 1000) {
-    controller.onHint(hint(static_cast<std::uint64_t>(t / 1000 + 1), 3), t);
-    EXPECT_EQ(controller.onInterval(t + 500, 9000).control, Control::Host);
+    controller.onHint(hint(static_cast<std::uint64_t>(t / 1000 + 1), 3), at(t));
+    EXPECT_EQ(controller.onInterval(at(t + 500), 9000).control, Control::Host);
   }
 }
 
 TEST(FoldController, PolicyOffUnfoldsAndKeepsTheFallbackOff) {
   FoldController controller(planOf("lab-guest-4vcpu"), {});
-  const auto decision = controller.onHint(hint(1, 1, HintPolicy::Off), 0);
+  const auto decision = controller.onHint(hint(1, 1, HintPolicy::Off), at(0));
   EXPECT_EQ(decision.cpus, CpuSet::range(0, 3)) << "off means all CPUs whatever vcpus says";
   // After the lease: still unfolded, no steal law.
-  const auto later = controller.onInterval(5000, 9000);
+  const auto later = controller.onInterval(at(5000), 9000);
   EXPECT_EQ(later.cpus, CpuSet::range(0, 3));
   EXPECT_EQ(later.control, Control::None);
   EXPECT_TRUE(controller.fallbackDisabledByHost());
   // A hint with another policy re-enables it.
-  controller.onHint(hint(2, 2, HintPolicy::Auto), 6000);
+  controller.onHint(hint(2, 2, HintPolicy::Auto), at(6000));
   EXPECT_FALSE(controller.fallbackDisabledByHost());
-  EXPECT_EQ(controller.onInterval(9000, 9000).control, Control::Fallback);
+  EXPECT_EQ(controller.onInterval(at(9000), 9000).control, Control::Fallback);
 }
 
 TEST(FoldController, FallbackNotAllowedStaysUnfolded) {
   FoldController controller(planOf("lab-guest-4vcpu"), {.fallbackAllowed = false, .law = {}});
-  const auto decision = controller.onInterval(1000, 9000);
+  const auto decision = controller.onInterval(at(1000), 9000);
   EXPECT_EQ(decision.cpus, CpuSet::range(0, 3));
   EXPECT_EQ(decision.control, Control::None);
 }
 
 TEST(FoldController, UnknownStealHolds) {
   FoldController controller(planOf("lab-guest-4vcpu"), {});
-  controller.onInterval(0, 9000);
-  EXPECT_EQ(controller.onInterval(1000, std::nullopt).cpus, CpuSet::range(0, 2));
+  controller.onInterval(at(0), 9000);
+  EXPECT_EQ(controller.onInterval(at(1000), std::nullopt).cpus, CpuSet::range(0, 2));
 }
 
 TEST(FoldController, HintSizesAreWholeCoresAndClamped) {
   FoldController controller(planOf("guest-smt2-numa2"), {});
-  auto decision = controller.onHint(hint(1, 3), 0);
+  auto decision = controller.onHint(hint(1, 3), at(0));
   EXPECT_EQ(decision.cpus, (CpuSet{0, 1, 4, 5}));
   EXPECT_NE(decision.reason.find("whole cores"), std::string::npos) << decision.reason;
-  EXPECT_EQ(controller.onHint(hint(2, 4096), 0).cpus, CpuSet::range(0, 7));
+  EXPECT_EQ(controller.onHint(hint(2, 4096), at(0)).cpus, CpuSet::range(0, 7));
 }
 
 TEST(Platform, GuestHostAndDom0) {
@@ -134,20 +135,20 @@ PlacementPlan planWithCpu1Offline() {
 
 TEST(FoldController, HotplugRePlacesTheLeaseOnWhatIsOnlineAndKeepsItsExpiry) {
   FoldController controller(planOf("lab-guest-4vcpu"), {});
-  EXPECT_EQ(controller.onHint(hint(7, 2, HintPolicy::Auto, 1000), 0).cpus, (CpuSet{0, 1}));
+  EXPECT_EQ(controller.onHint(hint(7, 2, HintPolicy::Auto, 1000), at(0)).cpus, (CpuSet{0, 1}));
   const FoldDecision moved = controller.onTopologyChange(planWithCpu1Offline());
   EXPECT_EQ(moved.cpus, (CpuSet{0, 2}));
   EXPECT_EQ(moved.control, vcpufold::protocol::Control::Host);
   EXPECT_EQ(controller.leaseSeq(), 7u);
   EXPECT_NE(moved.reason.find("CPU hotplug"), std::string::npos) << moved.reason;
   // The lease still ends when it would have: re-placing is not a renewal.
-  EXPECT_EQ(controller.onInterval(999, 0).control, vcpufold::protocol::Control::Host);
-  EXPECT_NE(controller.onInterval(1000, 0).control, vcpufold::protocol::Control::Host);
+  EXPECT_EQ(controller.onInterval(at(999), 0).control, vcpufold::protocol::Control::Host);
+  EXPECT_NE(controller.onInterval(at(1000), 0).control, vcpufold::protocol::Control::Host);
 }
 
 TEST(FoldController, HotplugKeepsTheFallbacksCoresWithinTheNewMaximum) {
   FoldController controller(planOf("lab-guest-4vcpu"), {});
-  controller.onInterval(0, 9000);  // heavy steal: the fallback folds one core
+  controller.onInterval(at(0), 9000);  // heavy steal: the fallback folds one core
   ASSERT_EQ(controller.control(), vcpufold::protocol::Control::Fallback);
   const FoldDecision moved = controller.onTopologyChange(planWithCpu1Offline());
   EXPECT_TRUE(moved.cpus.isSubsetOf(CpuSet{0, 2, 3}));

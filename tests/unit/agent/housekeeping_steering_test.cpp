@@ -16,6 +16,7 @@
 #include "vcpufold/agent/cgroup_cpuset_actuator.h"
 #include "vcpufold/agent/steered_cpuset_actuator.h"
 #include "vcpufold/protocol/cpulist.h"
+#include "test_time.h"
 
 using namespace vcpufold::agent;
 using vcpufold::protocol::CpuSet;
@@ -90,7 +91,7 @@ TEST_P(HousekeepingSteeringTest, SteersEverythingMovableAndPutsEveryValueBackExa
   KnobWriter knobs(tree.fs());
   HousekeepingSteering steering(knobs, "/sys/fs/cgroup");
   kernelMakesParkedFiles(tree);
-  auto steered = steering.apply(CpuSet{0}, kOnline, 1000);
+  auto steered = steering.apply(CpuSet{0}, kOnline, at(1000));
   ASSERT_TRUE(steered) << steered.error().message;
   EXPECT_TRUE(steered->changed);
   EXPECT_NE(steered->detail.find("parked CPUs 1-3 (isolated partition vcpufold.parked)"), std::string::npos)
@@ -104,7 +105,7 @@ TEST_P(HousekeepingSteeringTest, SteersEverythingMovableAndPutsEveryValueBackExa
   ASSERT_TRUE(tree.fs().exists(kState)) << "every original recorded before it changed";
 
   // The next interval: the same set costs reads only.
-  auto again = steering.apply(CpuSet{0}, kOnline, 2000);
+  auto again = steering.apply(CpuSet{0}, kOnline, at(2000));
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_FALSE(again->changed) << again->detail;
 
@@ -129,7 +130,7 @@ TEST_P(HousekeepingSteeringTest, ACrashedAgentsStateIsUndoneFromTheFileAlone) {
     KnobWriter knobs(tree.fs());
     HousekeepingSteering steering(knobs, "/sys/fs/cgroup");
     kernelMakesParkedFiles(tree);
-    ASSERT_TRUE(steering.apply(CpuSet{0, 1}, kOnline, 1000));
+    ASSERT_TRUE(steering.apply(CpuSet{0, 1}, kOnline, at(1000)));
     EXPECT_EQ(tree.read(std::string(kParked) + "/cpuset.cpus"), "2-3");
     // The agent dies here: nothing is released.
   }
@@ -157,11 +158,11 @@ TEST_P(HousekeepingSteeringTest, AnIrqTheKernelRefusesIsLeftAloneAndNeverRestore
   KnobWriter knobs(tree.fs());
   HousekeepingSteering steering(knobs, "/sys/fs/cgroup");
   kernelMakesParkedFiles(tree);
-  auto steered = steering.apply(CpuSet{0}, kOnline, 1000);
+  auto steered = steering.apply(CpuSet{0}, kOnline, at(1000));
   ASSERT_TRUE(steered) << "a refused IRQ does not stop the rest: " << steered.error().message;
   EXPECT_NE(steered->detail.find("IRQs left as they are, refused: " + refused + " ("), std::string::npos)
       << steered->detail;
-  auto again = steering.apply(CpuSet{0}, kOnline, 2000);
+  auto again = steering.apply(CpuSet{0}, kOnline, at(2000));
   ASSERT_TRUE(again);
   EXPECT_EQ(again->detail.find("refused"), std::string::npos) << "said once: " << again->detail;
   for (const auto& [irq, now] : irqAffinities(tree)) {
@@ -181,7 +182,7 @@ TEST_P(HousekeepingSteeringTest, WhereIrqbalanceRunsItKeepsTheIrqsAndTheRestIsSt
   KnobWriter knobs(tree.fs());
   HousekeepingSteering steering(knobs, "/sys/fs/cgroup");
   kernelMakesParkedFiles(tree);
-  auto steered = steering.apply(CpuSet{0}, kOnline, 1000);
+  auto steered = steering.apply(CpuSet{0}, kOnline, at(1000));
   ASSERT_TRUE(steered) << steered.error().message;
   EXPECT_TRUE(steering.irqbalanceRuns());
   EXPECT_NE(steered->detail.find("irqbalance runs: IRQ affinity is left to it"), std::string::npos)
@@ -190,13 +191,13 @@ TEST_P(HousekeepingSteeringTest, WhereIrqbalanceRunsItKeepsTheIrqsAndTheRestIsSt
   EXPECT_EQ(tree.read(kWorkqueueMask), "1");
   EXPECT_EQ(tree.read(std::string(kParked) + "/cpuset.cpus.partition"), "isolated");
   // Said once, not every interval.
-  auto again = steering.apply(CpuSet{0}, kOnline, 2000);
+  auto again = steering.apply(CpuSet{0}, kOnline, at(2000));
   ASSERT_TRUE(again);
   EXPECT_EQ(again->detail.find("irqbalance"), std::string::npos) << again->detail;
 
   // irqbalance goes: looked for again after the check period, and the IRQs follow.
   tree.remove("/proc/812/comm");
-  auto later = steering.apply(CpuSet{0}, kOnline, 2000 + HousekeepingSteering::kIrqbalanceCheckMs);
+  auto later = steering.apply(CpuSet{0}, kOnline, at(2000) + HousekeepingSteering::kIrqbalanceCheck);
   ASSERT_TRUE(later);
   EXPECT_NE(later->detail.find("irqbalance stopped"), std::string::npos) << later->detail;
   for (const auto& [irq, now] : irqAffinities(tree)) EXPECT_EQ(now, "0") << "IRQ " << irq;
@@ -211,13 +212,13 @@ TEST_P(HousekeepingSteeringTest, APartitionTheKernelWillNotMakeIsSaidOnceAndTheR
   kernelMakesParkedFiles(tree);
   tree.remove(std::string(kParked) + "/cpuset.cpus.partition");
   tree.write(std::string(kParked) + "/cpuset.cpus.partition/refuses", "");
-  auto steered = steering.apply(CpuSet{0}, kOnline, 1000);
+  auto steered = steering.apply(CpuSet{0}, kOnline, at(1000));
   ASSERT_TRUE(steered) << steered.error().message;
   EXPECT_NE(steered->detail.find("CPUs 1-3 not parked (the kernel would not make them a partition"),
             std::string::npos)
       << steered->detail;
   EXPECT_EQ(tree.read(kWorkqueueMask), "1");
-  auto again = steering.apply(CpuSet{0}, kOnline, 2000);
+  auto again = steering.apply(CpuSet{0}, kOnline, at(2000));
   ASSERT_TRUE(again);
   EXPECT_EQ(again->detail.find("not parked"), std::string::npos) << "said once: " << again->detail;
 }
@@ -228,7 +229,7 @@ TEST_P(HousekeepingSteeringTest, TheAgentGoesWithTheParkedCpusAndComesBackWithTh
   KnobWriter knobs(tree.fs());
   HousekeepingSteering steering(knobs, "/sys/fs/cgroup", 4242);
   kernelMakesParkedFiles(tree);
-  auto steered = steering.apply(CpuSet{0}, kOnline, 1000);
+  auto steered = steering.apply(CpuSet{0}, kOnline, at(1000));
   ASSERT_TRUE(steered) << steered.error().message;
   EXPECT_EQ(tree.read(std::string(kParked) + "/cgroup.procs"), "4242");
   EXPECT_NE(steered->detail.find("vcpufold.parked, the agent with them"), std::string::npos) << steered->detail;
@@ -244,9 +245,9 @@ TEST_P(HousekeepingSteeringTest, TheWholeOnlineSetIsARelease) {
   KnobWriter knobs(tree.fs());
   HousekeepingSteering steering(knobs, "/sys/fs/cgroup");
   kernelMakesParkedFiles(tree);
-  ASSERT_TRUE(steering.apply(CpuSet{0}, kOnline, 1000));
+  ASSERT_TRUE(steering.apply(CpuSet{0}, kOnline, at(1000)));
   kernelDropsParkedFiles(tree);
-  auto unfolded = steering.apply(kOnline, kOnline, 2000);
+  auto unfolded = steering.apply(kOnline, kOnline, at(2000));
   ASSERT_TRUE(unfolded) << unfolded.error().message;
   EXPECT_EQ(irqAffinities(tree), irqsBefore);
   EXPECT_FALSE(tree.fs().exists(kParked));
@@ -260,19 +261,19 @@ TEST_P(HousekeepingSteeringTest, TheSteeredActuatorUnparksBeforeItWidensTheCgrou
   auto cpuset = std::make_unique<CgroupCpusetActuator>(knobs, "/sys/fs/cgroup", false);
   SteeredCpusetActuator actuator(std::move(cpuset), knobs, "/sys/fs/cgroup");
   kernelMakesParkedFiles(tree);
-  auto folded = actuator.apply(CpuSet{0}, 1000);
+  auto folded = actuator.apply(CpuSet{0}, at(1000));
   ASSERT_TRUE(folded) << folded.error().message;
   // The fold holds at once; the housekeeping follows after the answer.
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0");
   EXPECT_EQ(tree.read(std::string(kParked) + "/cpuset.cpus"), "\n") << "not parked before the answer";
   ASSERT_TRUE(actuator.hasDeferredWork());
-  auto steered = actuator.doDeferredWork(1010);
+  auto steered = actuator.doDeferredWork(at(1010));
   ASSERT_TRUE(steered) << steered.error().message;
   EXPECT_FALSE(actuator.hasDeferredWork());
   EXPECT_EQ(tree.read(std::string(kParked) + "/cpuset.cpus"), "1-3");
   EXPECT_NE(steered->detail.find("parked CPUs 1-3"), std::string::npos) << steered->detail;
   // The same fold again (every interval) steers inline: nothing left to defer.
-  auto again = actuator.apply(CpuSet{0}, 2000);
+  auto again = actuator.apply(CpuSet{0}, at(2000));
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_FALSE(actuator.hasDeferredWork());
 
@@ -281,10 +282,10 @@ TEST_P(HousekeepingSteeringTest, TheSteeredActuatorUnparksBeforeItWidensTheCgrou
   // appearing on the new mkdir, cannot be played between the two steps: the
   // new partition is then refused, and said).
   kernelDropsParkedFiles(tree);
-  auto wider = actuator.apply(CpuSet{0, 1}, 2000);
+  auto wider = actuator.apply(CpuSet{0, 1}, at(2000));
   ASSERT_TRUE(wider) << wider.error().message;
   EXPECT_EQ(tree.read("/sys/fs/cgroup/system.slice/cpuset.cpus"), "0-1");
-  wider = actuator.doDeferredWork(2010);
+  wider = actuator.doDeferredWork(at(2010));
   ASSERT_TRUE(wider) << wider.error().message;
   EXPECT_NE(wider->detail.find("CPUs 2-3 not parked (no cpuset partitions here"), std::string::npos)
       << wider->detail;

@@ -9,6 +9,7 @@
 
 #include "fixture_tree.h"
 #include "vcpufold/agent/placement.h"
+#include "test_time.h"
 
 using namespace vcpufold::agent;
 using vcpufold::testing::fixturesDirectory;
@@ -56,7 +57,7 @@ std::string withSteal(const std::string& text, std::uint64_t stealTicks) {
 StealReading reading(const std::string& text, std::int64_t ns) {
   auto sample = vcpufold::parseProcStat(text);
   EXPECT_TRUE(sample) << sample.error().message;
-  return stealReadingOf(*sample, ns);
+  return stealReadingOf(*sample, vcpufold::MonotonicTime{} + std::chrono::nanoseconds(ns));
 }
 
 // Plays the recorded sequence with steal growing by stealBp of the CPUs' time
@@ -70,7 +71,9 @@ std::vector<std::size_t> play(const std::vector<std::uint32_t>& stealBpPerInterv
   StealReading previous = reading(withSteal(samples[0].text, steal), samples[0].monotonicNs);
   for (std::size_t i = 0; i < stealBpPerInterval.size(); ++i) {
     const auto& sample = samples[(i + 1) % samples.size()];
-    const std::int64_t ns = previous.monotonicNs + 1'000'000'000;  // one interval
+    const std::int64_t ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(previous.readAt.time_since_epoch()).count() +
+        1'000'000'000;  // one interval
     const double cpus = static_cast<double>(previous.cpusReporting);
     steal += static_cast<std::uint64_t>(stealBpPerInterval[i] / 10000.0 * cpus * kUserHz + 0.5);
     const StealReading current = reading(withSteal(sample.text, steal), ns);
@@ -88,10 +91,10 @@ TEST(StealReading, RecordedSamplesGiveStealAndOnlineCpus) {
     for (const auto& sample : loadSequence(file)) {
       auto parsed = vcpufold::parseProcStat(sample.text);
       ASSERT_TRUE(parsed) << parsed.error().message;
-      const StealReading steal = stealReadingOf(*parsed, sample.monotonicNs);
+      const StealReading steal = stealReadingOf(*parsed, at(0) + std::chrono::nanoseconds(sample.monotonicNs));
       EXPECT_EQ(steal.cpusReporting, 2u);
       EXPECT_GE(steal.stealTicks, 214u) << "the host's real steal while recording";
-      EXPECT_EQ(steal.monotonicNs, sample.monotonicNs);
+      EXPECT_EQ(std::chrono::nanoseconds(steal.readAt.time_since_epoch()).count(), sample.monotonicNs);
       EXPECT_GE(parsed->procsRunning, 1u);
     }
   }
@@ -102,7 +105,7 @@ TEST(StealReading, OfflineCpusDoNotCount) {
   FixtureTree tree("guest-offline-cpus");
   auto parsed = vcpufold::parseProcStat(tree.read("/proc/stat"));
   ASSERT_TRUE(parsed);
-  EXPECT_EQ(stealReadingOf(*parsed, 0).cpusReporting, 3u) << "possible 0-7, online 0-1,3";
+  EXPECT_EQ(stealReadingOf(*parsed, at(0)).cpusReporting, 3u) << "possible 0-7, online 0-1,3";
 }
 
 TEST(StealLaw, RatioOverOnlineCpus) {

@@ -4,6 +4,7 @@
 #include "fixture_tree.h"
 #include "vcpufold/agent/systemd_cpuset_actuator.h"
 #include "vcpufold/protocol/cpulist.h"
+#include "test_time.h"
 
 using namespace vcpufold::agent;
 using vcpufold::Expected;
@@ -56,7 +57,7 @@ TEST(SystemdCpuset, RestrictsTopLevelUnitsAndResetsThem) {
   std::vector<std::string> calls;
   SystemdCpusetActuator actuator(tree.fs(), "/sys/fs/cgroup", std::make_unique<RecordingUnits>(tree, calls));
 
-  auto applied = actuator.apply(CpuSet{0, 1}, 0);
+  auto applied = actuator.apply(CpuSet{0, 1}, at(0));
   ASSERT_TRUE(applied) << applied.error().message;
   EXPECT_EQ(calls, (std::vector<std::string>{"init.scope=0-1", "system.slice=0-1", "user.slice=0-1"}));
   EXPECT_NE(applied->detail.find("pinned.slice"), std::string::npos);
@@ -65,7 +66,7 @@ TEST(SystemdCpuset, RestrictsTopLevelUnitsAndResetsThem) {
   EXPECT_TRUE(tree.fs().exists("/run/vcpufold/systemd-state.json"));
 
   calls.clear();
-  EXPECT_FALSE(actuator.apply(CpuSet{0, 1}, 1)->changed) << "read-compare: systemd already holds it";
+  EXPECT_FALSE(actuator.apply(CpuSet{0, 1}, at(1))->changed) << "read-compare: systemd already holds it";
   EXPECT_TRUE(calls.empty());
 
   // A fresh process (--restore after a crash) resets exactly our units.
@@ -83,14 +84,14 @@ TEST(SystemdCpuset, ReleaseResetsOnceAndSkipsVanishedUnits) {
   tree.write("/sys/fs/cgroup/session-3.scope/cpuset.cpus", "\n");
   std::vector<std::string> calls;
   SystemdCpusetActuator actuator(tree.fs(), "/sys/fs/cgroup", std::make_unique<RecordingUnits>(tree, calls));
-  ASSERT_TRUE(actuator.apply(CpuSet{0}, 0));
+  ASSERT_TRUE(actuator.apply(CpuSet{0}, at(0)));
   tree.remove("/sys/fs/cgroup/session-3.scope");  // the session ended
   calls.clear();
-  auto released = actuator.release(1);
+  auto released = actuator.release(at(1));
   ASSERT_TRUE(released) << released.error().message;
   EXPECT_TRUE(released->changed);
   EXPECT_EQ(calls, (std::vector<std::string>{"system.slice="}));
   calls.clear();
-  EXPECT_FALSE(actuator.release(2)->changed);
+  EXPECT_FALSE(actuator.release(at(2))->changed);
   EXPECT_TRUE(calls.empty());
 }

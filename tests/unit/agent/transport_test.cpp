@@ -25,21 +25,18 @@ namespace {
 
 using Kind = TransportEvent::Kind;
 
-std::int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // Runs the transport as the agent's loop does until `until` holds or 3 s pass.
 std::vector<TransportEvent> pumpUntil(Transport& transport, const std::function<bool(const TransportEvent&)>& until) {
+  using std::chrono::milliseconds;
   std::vector<TransportEvent> seen;
-  const std::int64_t deadline = nowMs() + 3000;
-  while (nowMs() < deadline) {
-    std::int64_t wakeAt = nowMs() + 50;
-    auto fds = transport.pollFds(nowMs(), wakeAt);
-    ::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<std::int64_t>(wakeAt - nowMs(), 0, 50)));
+  const MonotonicTime deadline = monotonicNow() + milliseconds(3000);
+  while (monotonicNow() < deadline) {
+    MonotonicTime wakeAt = monotonicNow() + milliseconds(50);
+    auto fds = transport.pollFds(monotonicNow(), wakeAt);
+    const auto untilWake = std::chrono::ceil<milliseconds>(wakeAt - monotonicNow()).count();
+    ::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<std::int64_t>(untilWake, 0, 50)));
     std::vector<TransportEvent> events;
-    transport.service(fds, nowMs(), events);
+    transport.service(fds, monotonicNow(), events);
     for (const auto& event : events) {
       seen.push_back(event);
       if (until(event)) return seen;

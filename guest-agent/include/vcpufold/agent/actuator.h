@@ -11,16 +11,18 @@
 // A fold must be answered promptly even when its guest is loaded: work that
 // can take seconds there (moving tasks between cgroups, each waiting for an
 // RCU grace period on a flooded CPU; parking CPUs) is left by apply() as
-// deferred work, which the agent does in slices of about kDeferredSliceMs
+// deferred work, which the agent does in slices of about kDeferredSlice
 // on a thread of its own (deferred_work_thread.h), after it has acknowledged
 // the hint. Callers hold the agent's actuator mutex.
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "vcpufold/common/expected.h"
+#include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/protocol/cpu_set.h"
 #include "vcpufold/protocol/messages.h"
 
@@ -28,7 +30,7 @@ namespace vcpufold::agent {
 
 using protocol::CpuSet;
 
-inline constexpr std::int64_t kDeferredSliceMs = 100;
+inline constexpr std::chrono::milliseconds kDeferredSlice{100};
 
 struct ApplyResult {
   bool changed = false;  // something was written
@@ -39,21 +41,21 @@ class Actuator {
  public:
   virtual ~Actuator() = default;
   [[nodiscard]] virtual protocol::Actuator kind() const = 0;
-  virtual Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) = 0;
-  virtual Expected<ApplyResult> release(std::int64_t nowMs) = 0;
+  virtual Expected<ApplyResult> apply(const CpuSet& cpus, MonotonicTime now) = 0;
+  virtual Expected<ApplyResult> release(MonotonicTime now) = 0;
   virtual Expected<void> restore() = 0;
   // Work a first fold would otherwise do inside its answer, done ahead while
   // nothing is folded (the cgroup cpuset actuator enables its controller,
   // which moves every task of the guest): the agent calls it once when it
   // starts, if it may fold. release() keeps it; restore() undoes it.
-  virtual Expected<ApplyResult> prepare(std::int64_t nowMs) {
-    (void)nowMs;
+  virtual Expected<ApplyResult> prepare(MonotonicTime now) {
+    (void)now;
     return ApplyResult{};
   }
   // What the last apply() left to do, and one slice of it.
   [[nodiscard]] virtual bool hasDeferredWork() const { return false; }
-  virtual Expected<ApplyResult> doDeferredWork(std::int64_t nowMs) {
-    (void)nowMs;
+  virtual Expected<ApplyResult> doDeferredWork(MonotonicTime now) {
+    (void)now;
     return ApplyResult{};
   }
 };
@@ -62,8 +64,8 @@ class Actuator {
 class NoneActuator final : public Actuator {
  public:
   [[nodiscard]] protocol::Actuator kind() const override { return protocol::Actuator::None; }
-  Expected<ApplyResult> apply(const CpuSet&, std::int64_t) override { return ApplyResult{}; }
-  Expected<ApplyResult> release(std::int64_t) override { return ApplyResult{}; }
+  Expected<ApplyResult> apply(const CpuSet&, MonotonicTime) override { return ApplyResult{}; }
+  Expected<ApplyResult> release(MonotonicTime) override { return ApplyResult{}; }
   Expected<void> restore() override { return {}; }
 };
 

@@ -30,6 +30,7 @@
 #include "vcpufold/agent/steal_law.h"
 #include "vcpufold/agent/topology.h"
 #include "vcpufold/agent/transport.h"
+#include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/rooted_fs.h"
 #include "vcpufold/protocol/messages.h"
 #include "vcpufold/protocol/session.h"
@@ -68,29 +69,29 @@ class AgentDaemon {
   int run();
 
  private:
-  void onTransportEvent(const TransportEvent& event, std::int64_t nowMs);
+  void onTransportEvent(const TransportEvent& event, MonotonicTime now);
   // Writes what the session asks to send and acts on its events.
-  void handle(const protocol::SessionOutput& out, std::int64_t nowMs);
-  void onHint(const protocol::Hint& hint, std::int64_t nowMs);
-  void onSample(std::int64_t nowMs);
+  void handle(const protocol::SessionOutput& out, MonotonicTime now);
+  void onHint(const protocol::Hint& hint, MonotonicTime now);
+  void onSample(MonotonicTime now);
   // The outcome of a slice of deferred work, on the deferred work's thread.
   void reportDeferredWork(const Expected<ApplyResult>& done);
   void sendStatus(double demand);
-  void onInterval(std::int64_t nowMs);
-  void checkHotplug(std::int64_t nowMs);
+  void onInterval(MonotonicTime now);
+  void checkHotplug(MonotonicTime now);
   void reload();
   [[nodiscard]] FoldControllerConfig controllerConfig() const;
   // ackActuator: what the ack names (none when nothing was applied on purpose); default the actuator's kind.
-  void apply(const FoldDecision& decision, std::int64_t nowMs, std::optional<std::uint64_t> ackSeq,
+  void apply(const FoldDecision& decision, MonotonicTime now, std::optional<std::uint64_t> ackSeq,
              std::optional<protocol::Actuator> ackActuator = std::nullopt);
   [[nodiscard]] protocol::Hello ownHello() const;
-  void sendHello(std::int64_t nowMs);
+  void sendHello(MonotonicTime now);
   void send(const protocol::Message& message);
-  void sendError(std::optional<std::uint64_t> seq, const std::string& reason, std::int64_t nowMs);
+  void sendError(std::optional<std::uint64_t> seq, const std::string& reason, MonotonicTime now);
   Expected<StealReading> readStat() const;
   // running false: the last write, as the agent stops. A failed write is
   // logged (once until it works again) and never touches folding.
-  void writeMetricsTextfile(std::int64_t nowMs, bool running);
+  void writeMetricsTextfile(MonotonicTime now, bool running);
 
   AgentDaemonParts parts_;
   FoldController controller_;
@@ -104,7 +105,7 @@ class AgentDaemon {
   std::uint32_t lastStealBp_ = 0;
   double lastDemand_ = 0;
   std::optional<std::uint64_t> lastHintSeq_;
-  std::int64_t lastHintAtMs_ = 0;
+  MonotonicTime lastHintAt_;
   bool textfileFailing_ = false;
   DemandWatch demandWatch_;
   protocol::Session session_;  // the protocol; this loop does the transport, timers and logs

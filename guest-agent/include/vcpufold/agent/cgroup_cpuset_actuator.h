@@ -42,22 +42,22 @@ class CgroupCpusetActuator final : public Actuator {
   // The cgroup2 root if it offers the cpuset controller, else why not.
   static Expected<std::string> findUsableRoot(const RootedFs& fs);
 
-  // sliceMs: how long one pass may spend moving root tasks (at least one
+  // slice: how long one pass may spend moving root tasks (at least one
   // task moves per pass); the rest is deferred work.
   CgroupCpusetActuator(KnobWriter& knobs, std::string cgroupRoot, bool moveRootTasks,
-                       std::int64_t sliceMs = kDeferredSliceMs);
+                       std::chrono::milliseconds slice = kDeferredSlice);
 
   [[nodiscard]] protocol::Actuator kind() const override { return protocol::Actuator::Cpuset; }
-  Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) override;
+  Expected<ApplyResult> apply(const CpuSet& cpus, MonotonicTime now) override;
   // Everything the folds did; a controller enabled by prepare() stays.
-  Expected<ApplyResult> release(std::int64_t nowMs) override;
+  Expected<ApplyResult> release(MonotonicTime now) override;
   Expected<void> restore() override;
   // Enables the cpuset controller in the root's subtree_control (recorded in
   // the state file, so that stop and --restore give it back).
-  Expected<ApplyResult> prepare(std::int64_t nowMs) override;
+  Expected<ApplyResult> prepare(MonotonicTime now) override;
   // Root tasks still to move into vcpufold.fold.
   [[nodiscard]] bool hasDeferredWork() const override { return movesPending_; }
-  Expected<ApplyResult> doDeferredWork(std::int64_t nowMs) override;
+  Expected<ApplyResult> doDeferredWork(MonotonicTime now) override;
 
   // Undoes what the state file records, without an actuator (for --restore);
   // with keepController, all but the controller it enabled, which the state
@@ -87,7 +87,7 @@ class CgroupCpusetActuator final : public Actuator {
   KnobWriter& knobs_;
   State state_;
   bool moveRootTasks_;
-  std::int64_t sliceMs_;
+  std::chrono::milliseconds slice_;
   bool movesPending_ = false;
   std::set<std::string> foreign_;  // restricted by someone else; logged once
 };

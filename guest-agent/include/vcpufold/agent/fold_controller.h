@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // FoldController decides which CPUs stay preferred from moment to moment. Pure:
-// time comes in as a number, decisions go out as structs; the agent applies them.
+// time comes in as an argument, decisions go out as structs; the agent applies them.
 //
 //   valid hint (lease)      -> the hint's size along the placement plan (control host);
 //                              policy off: all CPUs, and the fallback stays off
@@ -15,6 +15,7 @@
 
 #include "vcpufold/agent/placement.h"
 #include "vcpufold/agent/steal_law.h"
+#include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/protocol/messages.h"
 
 namespace vcpufold::agent {
@@ -37,11 +38,11 @@ class FoldController {
  public:
   FoldController(PlacementPlan plan, FoldControllerConfig config);
 
-  // A decoded, valid hint arrived at nowMs. Starts or renews the lease.
-  FoldDecision onHint(const protocol::Hint& hint, std::int64_t nowMs);
+  // A decoded, valid hint arrived at now. Starts or renews the lease.
+  FoldDecision onHint(const protocol::Hint& hint, MonotonicTime now);
   // Once per interval, with the steal ratio of that interval when known.
   // Ends an expired lease, then holds the hint or steps the fallback law.
-  FoldDecision onInterval(std::int64_t nowMs, std::optional<std::uint32_t> stealBp);
+  FoldDecision onInterval(MonotonicTime now, std::optional<std::uint32_t> stealBp);
   // CPUs went offline or online: the plan is rebuilt for the new topology and
   // the current decision re-placed on it (the lease's hint, the fallback's
   // core count within the new maximum, or all CPUs).
@@ -59,7 +60,7 @@ class FoldController {
  private:
   struct Lease {
     protocol::Hint hint;
-    std::int64_t expiresAtMs = 0;
+    MonotonicTime expiresAt;
   };
 
   PlacementPlan plan_;

@@ -47,7 +47,7 @@ class HousekeepingSteering {
  public:
   static constexpr const char* kParkedCgroupName = CgroupCpusetActuator::kParkedCgroupName;
   // How often the process list is read for irqbalance.
-  static constexpr std::int64_t kIrqbalanceCheckMs = 30'000;
+  static constexpr std::chrono::milliseconds kIrqbalanceCheck{30'000};
 
   // `ownPid`: the agent's pid, moved into the parked partition while it
   // exists (0: stays where it is). Where the agent sits in the root cgroup
@@ -60,7 +60,7 @@ class HousekeepingSteering {
   // set itself is a release()). Cheap when nothing changed: reads, compares,
   // writes only what differs. A part the kernel refuses is skipped and said
   // in the result, never an error that would stop the fold itself.
-  Expected<ApplyResult> apply(const CpuSet& preferred, const CpuSet& online, std::int64_t nowMs);
+  Expected<ApplyResult> apply(const CpuSet& preferred, const CpuSet& online, MonotonicTime now);
   // Every recorded value back; nothing to do when nothing is steered.
   Expected<ApplyResult> release();
   // The parking partition must go before the cpuset actuator widens the
@@ -87,10 +87,10 @@ class HousekeepingSteering {
   Expected<void> saveState() const;
 
   Expected<std::string> park(const CpuSet& parked);
-  Expected<std::string> steerIrqs(const CpuSet& preferred, std::int64_t nowMs);
-  Expected<std::string> steerWorkqueues(const CpuSet& preferred, std::int64_t nowMs);
+  Expected<std::string> steerIrqs(const CpuSet& preferred, MonotonicTime now);
+  Expected<std::string> steerWorkqueues(const CpuSet& preferred, MonotonicTime now);
   Expected<void> giveIrqsBack();
-  void checkIrqbalance(std::int64_t nowMs);
+  void checkIrqbalance(MonotonicTime now);
 
   KnobWriter& knobs_;
   int ownPid_ = 0;
@@ -98,7 +98,7 @@ class HousekeepingSteering {
   std::set<unsigned> refusedIrqs_;      // per-CPU or kernel-managed: refused once, left alone
   std::optional<CpuSet> parkRefusedFor_;  // the parked set the kernel would not make a partition
   bool irqbalanceRuns_ = false;
-  std::optional<std::int64_t> irqbalanceCheckedMs_;
+  std::optional<MonotonicTime> irqbalanceCheckedAt_;
 };
 
 }  // namespace vcpufold::agent

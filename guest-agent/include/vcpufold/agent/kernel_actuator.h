@@ -20,8 +20,8 @@ class KernelActuator final : public Actuator {
   static bool isAvailable(const RootedFs& fs);
 
   [[nodiscard]] protocol::Actuator kind() const override { return protocol::Actuator::Kernel; }
-  Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) override;
-  Expected<ApplyResult> release(std::int64_t nowMs) override;
+  Expected<ApplyResult> apply(const CpuSet& cpus, MonotonicTime now) override;
+  Expected<ApplyResult> release(MonotonicTime now) override;
   Expected<void> restore() override;
 
  private:

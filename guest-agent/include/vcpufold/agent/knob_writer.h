@@ -5,20 +5,22 @@
 // `failuresBeforeQuarantine` consecutive failures it is left alone for a
 // quarantine period that doubles on every relapse, up to a maximum.
 
-#include <cstdint>
+#include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "vcpufold/common/expected.h"
+#include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/rooted_fs.h"
 
 namespace vcpufold::agent {
 
 struct QuarantinePolicy {
   int failuresBeforeQuarantine = 3;
-  std::int64_t firstQuarantineMs = 30'000;
-  std::int64_t maxQuarantineMs = 600'000;
+  std::chrono::milliseconds firstQuarantine{30'000};
+  std::chrono::milliseconds maxQuarantine{600'000};
 };
 
 enum class KnobValueKind { Text, CpuList };
@@ -31,16 +33,16 @@ class KnobWriter {
 
   // Makes the knob at path hold value. CpuList knobs compare as sets (the
   // kernel prints "0-1" for "0,1"); Text knobs compare without surrounding space.
-  Expected<KnobOutcome> write(const std::string& path, std::string_view value, std::int64_t nowMs,
+  Expected<KnobOutcome> write(const std::string& path, std::string_view value, MonotonicTime now,
                               KnobValueKind kind = KnobValueKind::Text);
-  [[nodiscard]] bool isQuarantined(const std::string& path, std::int64_t nowMs) const;
+  [[nodiscard]] bool isQuarantined(const std::string& path, MonotonicTime now) const;
   [[nodiscard]] const RootedFs& fs() const { return fs_; }
 
  private:
   struct KnobHealth {
     int consecutiveFailures = 0;
-    std::int64_t quarantinedUntilMs = 0;
-    std::int64_t nextQuarantineMs = 0;
+    std::optional<MonotonicTime> quarantinedUntil;
+    std::chrono::milliseconds nextQuarantine{0};
   };
 
   RootedFs fs_;

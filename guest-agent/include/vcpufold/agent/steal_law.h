@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/proc_stat.h"
 
 namespace vcpufold::agent {
@@ -22,9 +23,9 @@ struct StealLawConfig {
 struct StealReading {
   std::uint64_t stealTicks = 0;   // the "cpu" line's steal, in USER_HZ ticks
   std::size_t cpusReporting = 0;  // the "cpuN" lines: /proc/stat lists online CPUs only
-  std::int64_t monotonicNs = 0;   // when it was read
+  MonotonicTime readAt;           // when it was read
 };
-StealReading stealReadingOf(const ProcStat& stat, std::int64_t monotonicNs);
+StealReading stealReadingOf(const ProcStat& stat, MonotonicTime readAt);
 
 // Steal over the interval in basis points of the time the online CPUs had:
 // delta(steal ns) * 10000 / (delta(wall ns) * online CPUs), clamped to 0..10000.

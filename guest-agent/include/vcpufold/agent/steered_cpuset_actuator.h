@@ -24,20 +24,20 @@ class SteeredCpusetActuator final : public Actuator {
   SteeredCpusetActuator(std::unique_ptr<Actuator> inner, KnobWriter& knobs, std::string cgroupRoot, int ownPid = 0);
 
   [[nodiscard]] protocol::Actuator kind() const override { return inner_->kind(); }
-  Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) override;
-  Expected<ApplyResult> release(std::int64_t nowMs) override;
+  Expected<ApplyResult> apply(const CpuSet& cpus, MonotonicTime now) override;
+  Expected<ApplyResult> release(MonotonicTime now) override;
   Expected<void> restore() override;
-  Expected<ApplyResult> prepare(std::int64_t nowMs) override { return inner_->prepare(nowMs); }
+  Expected<ApplyResult> prepare(MonotonicTime now) override { return inner_->prepare(now); }
   // A new fold steers the housekeeping as deferred work, before the inner
   // actuator's own (the cgroups hold the new set at once; parking CPUs and
   // moving IRQs can take seconds on a loaded guest and would keep the answer waiting).
   [[nodiscard]] bool hasDeferredWork() const override {
     return inner_->hasDeferredWork() || steeringPending_.has_value();
   }
-  Expected<ApplyResult> doDeferredWork(std::int64_t nowMs) override;
+  Expected<ApplyResult> doDeferredWork(MonotonicTime now) override;
 
  private:
-  Expected<ApplyResult> steer(const CpuSet& cpus, std::int64_t nowMs);
+  Expected<ApplyResult> steer(const CpuSet& cpus, MonotonicTime now);
 
   std::unique_ptr<Actuator> inner_;
   HousekeepingSteering steering_;

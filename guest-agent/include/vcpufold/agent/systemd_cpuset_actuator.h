@@ -26,8 +26,8 @@ class SystemdCpusetActuator final : public Actuator {
   SystemdCpusetActuator(RootedFs fs, std::string cgroupRoot, std::unique_ptr<SystemdUnits> units);
 
   [[nodiscard]] protocol::Actuator kind() const override { return protocol::Actuator::Cpuset; }
-  Expected<ApplyResult> apply(const CpuSet& cpus, std::int64_t nowMs) override;
-  Expected<ApplyResult> release(std::int64_t nowMs) override;
+  Expected<ApplyResult> apply(const CpuSet& cpus, MonotonicTime now) override;
+  Expected<ApplyResult> release(MonotonicTime now) override;
   Expected<void> restore() override;
 
   // Resets AllowedCPUs= of the units a state file records (for --restore).

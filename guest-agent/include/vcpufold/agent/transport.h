@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "vcpufold/common/expected.h"
+#include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/rooted_fs.h"
 
 namespace vcpufold::agent {
@@ -32,10 +33,10 @@ class Transport {
   virtual ~Transport() = default;
   [[nodiscard]] virtual std::string describe() const = 0;
   [[nodiscard]] virtual bool connected() const = 0;
-  // Descriptors to poll now; wakeAtMs is lowered to the next retry or probe time.
-  virtual std::vector<pollfd> pollFds(std::int64_t nowMs, std::int64_t& wakeAtMs) = 0;
+  // Descriptors to poll now; wakeAt is lowered to the next retry or probe time.
+  virtual std::vector<pollfd> pollFds(MonotonicTime now, MonotonicTime& wakeAt) = 0;
   // Handles the polled descriptors (same order as pollFds gave) and due timers.
-  virtual void service(const std::vector<pollfd>& polled, std::int64_t nowMs, std::vector<TransportEvent>& events) = 0;
+  virtual void service(const std::vector<pollfd>& polled, MonotonicTime now, std::vector<TransportEvent>& events) = 0;
   // Queues a frame while connected; false when not connected or the queue is full.
   virtual bool send(std::string_view frame) = 0;
   // Sends whatever is queued without waiting longer than timeoutMs (at shutdown).
