@@ -20,6 +20,7 @@
 
 #include "child_process.h"
 #include "fixture_tree.h"
+#include "guest_folds.h"
 #include "lab_cleanup.h"
 #include "qemu_guest.h"
 #include "status_table.h"
@@ -111,10 +112,12 @@ TEST(HostdMigration, TheDestinationHostTakesOverAndTheSourceForgets) {
   guestRun(sourceGuest,
            "(n=0; while :; do n=$((n+1)); echo $n >/tmp/e2e/counter; sleep 0.2; done) >/dev/null 2>&1 </dev/null &");
 
-  // Four burning vCPUs on this machine's 2 pCPUs: the source folds the guest to 2.
+  // Four burning vCPUs on this machine's 2 pCPUs: the source folds the guest
+  // (to 2 on a quiet machine, fewer beside other load).
   source.start();
   std::string seen;
-  ASSERT_TRUE(waitUntil([&] { return (seen = effectiveCpus(sourceGuest)) == "0-1\n"; }, kStepMs))
+  ASSERT_TRUE(
+      waitUntil([&] { return vcpufold::testing::foldedBelowAllFour(seen = effectiveCpus(sourceGuest)); }, kStepMs))
       << "the source did not fold the guest: " << seen << "\n"
       << source.log();
 
@@ -163,13 +166,13 @@ TEST(HostdMigration, TheDestinationHostTakesOverAndTheSourceForgets) {
   const bool folded = waitUntil(
       [&] {
         row = statusRow(destination.status(), vm);
-        return row["APPLIED"] == "0-1" && row["CONTROL"] == "host";
+        return vcpufold::testing::foldedBelowAllFour(row["APPLIED"]) && row["CONTROL"] == "host";
       },
       kStepMs, 50);
   const auto foldedMs = sinceCompletedMs();
   std::printf(
-      "migration: %s\ndestination hostd: hint acknowledged %lld ms after completion, folded to 0-1 after %lld ms\n",
-      migration.c_str(), static_cast<long long>(hintedMs), static_cast<long long>(foldedMs));
+      "migration: %s\ndestination hostd: hint acknowledged %lld ms after completion, folded to %s after %lld ms\n",
+      migration.c_str(), static_cast<long long>(hintedMs), row["APPLIED"].c_str(), static_cast<long long>(foldedMs));
   ASSERT_TRUE(hinted && folded) << destination.status() << destination.log() << "destination QEMU: "
                                 << destinationGuest.qmp(R"({"execute":"query-status"})", 5000).value_or("no answer")
                                 << "\n"
@@ -199,6 +202,8 @@ TEST(HostdMigration, TheDestinationHostTakesOverAndTheSourceForgets) {
   // No fold outlives the host that leased it: the destination hostd stops,
   // and the guest unfolds.
   EXPECT_TRUE(destination.stop() == 0);
-  EXPECT_TRUE(waitUntil([&] { return (seen = effectiveCpus(destinationGuest)) != "0-1\n"; }, 20'000)) << seen;
+  EXPECT_TRUE(
+      waitUntil([&] { return !vcpufold::testing::foldedBelowAllFour(seen = effectiveCpus(destinationGuest)); }, 20'000))
+      << seen;
   std::printf("source hostd:\n%s\ndestination hostd:\n%s\n", source.log().c_str(), destination.log().c_str());
 }

@@ -16,6 +16,7 @@
 
 #include "child_process.h"
 #include "fixture_tree.h"
+#include "guest_folds.h"
 #include "lab_cleanup.h"
 #include "qemu_guest.h"
 
@@ -100,11 +101,12 @@ TEST(HostdPlainQemu, HintsThroughTheQmpBackendWhileAnotherClientKeepsTheMonitor)
     return runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir + "/hostd.toml status");
   };
 
-  // Four burning vCPUs on this machine's 2 pCPUs: hostd folds the guest to 2.
+  // Four burning vCPUs on this machine's 2 pCPUs: hostd folds the guest (to 2
+  // on a quiet machine, fewer beside other load).
   auto hostd = startHostd("hostd.log");
   std::string seen;
-  EXPECT_TRUE(waitUntil([&] { return (seen = effectiveCpus()) == "0-1\n"; }, kStepMs))
-      << "the guest was not folded to 2 vCPUs: " << seen << "\n"
+  EXPECT_TRUE(waitUntil([&] { return vcpufold::testing::foldedBelowAllFour(seen = effectiveCpus()); }, kStepMs))
+      << "the guest was not folded: " << seen << "\n"
       << runShell("cat " + dir + "/hostd.log");
   EXPECT_NE(status().find("plain100"), std::string::npos) << status();
 
@@ -116,7 +118,7 @@ TEST(HostdPlainQemu, HintsThroughTheQmpBackendWhileAnotherClientKeepsTheMonitor)
       << runShell("cat " + dir + "/hostd2.log");
   // Past hostd's 30 s re-query, still folded, the monitor still answering.
   std::this_thread::sleep_for(std::chrono::seconds(32));
-  EXPECT_EQ(effectiveCpus(), "0-1\n");
+  EXPECT_TRUE(vcpufold::testing::foldedBelowAllFour(seen = effectiveCpus())) << seen;
   probe.stop();
   EXPECT_GE(probe.asked(), 30);
   EXPECT_EQ(probe.unanswered(), 0) << "of " << probe.asked() << " query-status";
@@ -126,7 +128,8 @@ TEST(HostdPlainQemu, HintsThroughTheQmpBackendWhileAnotherClientKeepsTheMonitor)
   // hostd stops: the lease runs out and the guest is left unfolded.
   hostd->signal(SIGTERM);
   EXPECT_EQ(hostd->waitExit(5000), 0);
-  EXPECT_TRUE(waitUntil([&] { return (seen = effectiveCpus()) != "0-1\n"; }, 20'000)) << seen;
+  EXPECT_TRUE(waitUntil([&] { return !vcpufold::testing::foldedBelowAllFour(seen = effectiveCpus()); }, 20'000))
+      << seen;
   const std::string hostdLog = runShell("cat " + dir + "/hostd.log " + dir + "/hostd2.log");
   EXPECT_NE(hostdLog.find("plain100: hint"), std::string::npos) << hostdLog;
 }
