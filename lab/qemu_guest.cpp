@@ -81,13 +81,21 @@ std::vector<std::string> nonEmptyLines(const std::string& text) {
 
 }  // namespace
 
-std::optional<BuiltPackages> buildPackages(const std::string& buildDirectory, const std::filesystem::path& into,
-                                           std::string& log) {
-  log += runShell("cpack --config " + buildDirectory + "/CPackConfig.cmake -B " + into.string() + " -G DEB 2>&1");
-  const auto agent = nonEmptyLines(runShell("ls " + into.string() + "/vcpufold-agent_*_amd64.deb 2>/dev/null"));
-  const auto hostd = nonEmptyLines(runShell("ls " + into.string() + "/vcpufold-hostd_*_amd64.deb 2>/dev/null"));
-  if (agent.empty() || hostd.empty()) return std::nullopt;
-  return BuiltPackages{agent.front(), hostd.front()};
+std::optional<BuiltPackages> builtPackages(const std::filesystem::path& debDirectory, std::string& log) {
+  std::vector<std::string> agent;
+  std::vector<std::string> hostd;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(debDirectory, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.ends_with("_amd64.deb")) continue;
+    if (name.starts_with("vcpufold-agent_")) agent.push_back(entry.path().string());
+    if (name.starts_with("vcpufold-hostd_")) hostd.push_back(entry.path().string());
+  }
+  if (agent.size() == 1 && hostd.size() == 1) return BuiltPackages{agent.front(), hostd.front()};
+  log += "expected one vcpufold-agent and one vcpufold-hostd .deb in " + debDirectory.string() +
+         " (scripts/build-debs.sh makes them; ctest runs it as packaging.build_debs), found " +
+         std::to_string(agent.size()) + " and " + std::to_string(hostd.size()) + "\n";
+  return std::nullopt;
 }
 
 std::optional<std::string> systemdGuestUnavailableReason() {

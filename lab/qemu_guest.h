@@ -37,13 +37,14 @@ std::string fetchHackbench();
 std::optional<LabImage> buildLabImage(const std::string& name, const std::vector<std::string>& files,
                                       const std::vector<std::string>& binaries, std::string& log);
 
-// The .debs CPack makes from a build tree (its CPackConfig.cmake), written into `into`.
+// The .debs scripts/build-debs.sh left in `debDirectory` (dpkg-buildpackage;
+// ctest's packaging.build_debs runs it before any test that needs them);
+// nullopt, saying why in `log`, when either is missing.
 struct BuiltPackages {
   std::string agent;
   std::string hostd;
 };
-std::optional<BuiltPackages> buildPackages(const std::string& buildDirectory, const std::filesystem::path& into,
-                                           std::string& log);
+std::optional<BuiltPackages> builtPackages(const std::filesystem::path& debDirectory, std::string& log);
 // Why the systemd guest cannot be built here (no QEMU, not root, no
 // debootstrap), or nullopt.
 std::optional<std::string> systemdGuestUnavailableReason();

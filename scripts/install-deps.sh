@@ -8,8 +8,8 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ cmake ninja-build pkg-config
-  # packaging: CPack's DEB generator uses dpkg-shlibdeps, test.sh dpkg-buildflags; the package test uses file
-  dpkg-dev file
+  # packaging: scripts/build-debs.sh (dpkg-buildpackage, debhelper, lintian); the package test uses file
+  dpkg-dev debhelper lintian file
   # clang for libFuzzer targets; its compiler-rt carries the fuzzer and sanitizer runtimes
   clang libclang-rt-14-dev
   # libraries

@@ -5,11 +5,10 @@
 #   release   RelWithDebInfo, gcc             (ctest: all labels, e2e and kernel included)
 #   sanitize  ASan + UBSan, gcc               (ctest: all but e2e, packaging and kernel, which the release build covers)
 #   fuzz      libFuzzer + ASan + UBSan, clang (ctest: label fuzz, 30 s per target)
-# and builds, without running, the shipped binaries as packagers build them:
-# Release (-O3) with Debian's default flags (dpkg-buildflags: hardening,
-# _FORTIFY_SOURCE). Every
-# build treats warnings as errors (VCPUFOLD_WERROR, off by default). Exits
-# non-zero on any build or test failure.
+# and builds the two Debian packages as Debian does (scripts/build-debs.sh:
+# dpkg-buildpackage -us -uc -b with debhelper's hardening=+all, then lintian),
+# which the package tests install. Every build treats warnings as errors
+# (VCPUFOLD_WERROR, off by default). Exits non-zero on any build or test failure.
 #
 # Environment:
 #   VCPUFOLD_BUILD_DIR     where the build trees go (default: /var/tmp/vcpufold-build/<hash of this checkout>)
@@ -60,6 +59,10 @@ keep_test_output() {
 }
 
 build release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVCPUFOLD_WERROR=ON
+# Where the release tree's package tests look for them (its packaging.build_debs
+# test finds them up to date).
+step "packages: dpkg-buildpackage, lintian"
+"$root/scripts/build-debs.sh" "$build_base/release/debs"
 # e2e tests boot QEMU guests that need both cores: they run alone, after the rest.
 # The kernel tests build the patched guest kernel (about 8 minutes) and boot it.
 run_tests release -j "$jobs" -LE "e2e|kernel"
@@ -81,12 +84,6 @@ build fuzz --target fuzz_targets -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_C
   -DVCPUFOLD_FUZZ=ON -DVCPUFOLD_BUILD_TESTS=OFF -DVCPUFOLD_FUZZ_SECONDS="$fuzz_seconds"
 # The targets are single-threaded: two at a time on two cores, each for its full time.
 run_tests fuzz -j "$jobs" -L fuzz
-
-# As packagers build: what the packages ship compiles cleanly, warnings as
-# errors (the tests and benches are compiled and run by the builds above).
-build packager --target "vcpufold-hostd vcpufold-agent" -DCMAKE_BUILD_TYPE=Release -DVCPUFOLD_WERROR=ON \
-  -DCMAKE_CXX_FLAGS="$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CXXFLAGS)" \
-  -DCMAKE_EXE_LINKER_FLAGS="$(dpkg-buildflags --get LDFLAGS)"
 
 # The closing lines over every run (ctest has stopped the script on any
 # failure). A skipped test is not a passed one: ctest counts it in "out of N"

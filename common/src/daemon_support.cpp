@@ -15,6 +15,12 @@ std::string joinLines(const std::vector<std::string>& lines) {
   return text;
 }
 
+std::string joinWords(const std::vector<std::string>& words) {
+  std::string text;
+  for (const auto& word : words) text += (text.empty() ? "" : ", ") + word;
+  return text;
+}
+
 std::shared_ptr<spdlog::logger> makeDaemonLogger(const std::string& name, const std::string& level) {
   auto logger = spdlog::stderr_color_mt(name);
   logger->set_pattern(::isatty(STDERR_FILENO) ? "%Y-%m-%d %H:%M:%S.%e %^%l%$ %v" : "%l: %v");

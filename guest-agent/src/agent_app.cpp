@@ -20,6 +20,7 @@
 #include "vcpufold/agent/version.h"
 #include "vcpufold/common/config_file.h"
 #include "vcpufold/common/daemon_support.h"
+#include "vcpufold/common/exit_status.h"
 #include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/protocol/cpulist.h"
@@ -162,7 +163,7 @@ int checkConfig(const AgentOptions& options) {
   auto config = loadConfig(options);
   if (!config) {
     std::fprintf(stderr, "%s\n", config.error().message.c_str());
-    return 1;
+    return kExitConfig;
   }
   std::printf(
       "configuration ok: interval %u ms, sample %u ms, actuator %s, fold %s, fallback %s (high %u bp, low %u bp), "
@@ -208,7 +209,7 @@ int runRestore(const AgentOptions& options) {
 
 int runAgent(const AgentOptions& options) {
   const auto config = configOrSay(options);
-  if (!config) return 1;
+  if (!config) return kExitConfig;
   auto log = makeDaemonLogger("vcpufold-agent", config->logLevel);
   // Before anything else runs: a folded, loaded guest must still hear from its agent promptly.
   if (auto raised = setOwnNice(config->nice); !raised)
@@ -236,8 +237,9 @@ int runAgent(const AgentOptions& options) {
   auto actuator = refusal ? Expected<std::unique_ptr<Actuator>>(std::make_unique<NoneActuator>())
                           : makeActuator(*config, selection, knobs);
   if (!actuator) {
+    // The configuration asks for an actuator this guest does not have.
     log->error("{}", actuator.error().message);
-    return 1;
+    return kExitConfig;
   }
   const KernelClass kernelClass = kernelClassOf(fs, (*actuator)->kind());
   const auto declined = autoFoldDeclined(kernelClass, config->foldDefault);
@@ -263,7 +265,7 @@ int runAgent(const AgentOptions& options) {
 
 int runOneshot(const AgentOptions& options) {
   const auto config = configOrSay(options);
-  if (!config) return 1;
+  if (!config) return kExitConfig;
   auto log = makeDaemonLogger("vcpufold-agent", config->logLevel);
   const RootedFs fs(options.root);
   auto topology = readTopology(fs);

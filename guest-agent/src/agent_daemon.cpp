@@ -7,8 +7,11 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "vcpufold/agent/config_reload.h"
 #include "vcpufold/agent/metrics_textfile.h"
+#include "vcpufold/agent/own_priority.h"
 #include "vcpufold/agent/version.h"
+#include "vcpufold/common/daemon_support.h"
 #include "vcpufold/common/monotonic_clock.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/protocol/codec.h"
@@ -95,7 +98,12 @@ int AgentDaemon::run() {
   deferredWork_ = std::make_unique<DeferredWorkThread>(
       *parts_.actuator, actuatorMutex_, [this](const Expected<ApplyResult>& done) { reportDeferredWork(done); });
 
-  const bool watchdog = sd_watchdog_enabled(0, nullptr) > 0;
+  // Pinged from this loop at half of WatchdogSec=, whatever interval_ms and
+  // sample_ms are: the loop wakes for the ping when nothing else wakes it.
+  std::uint64_t watchdogUsec = 0;
+  const bool watchdog = sd_watchdog_enabled(0, &watchdogUsec) > 0;
+  const auto pingEvery = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::microseconds(watchdogUsec / 2));
   MonotonicTime lastPing;
   sd_notify(0, "READY=1");
   MonotonicTime nextSample = monotonicNow();
@@ -103,6 +111,7 @@ int AgentDaemon::run() {
   for (;;) {
     const MonotonicTime now = monotonicNow();
     MonotonicTime wakeAt = std::min(nextSample, nextInterval);
+    if (watchdog) wakeAt = std::min(wakeAt, lastPing + pingEvery);
     std::vector<pollfd> fds = parts_.transport->pollFds(now, wakeAt);
     const std::size_t transportFds = fds.size();
     fds.push_back(pollfd{signalFd_, POLLIN, 0});
@@ -126,7 +135,7 @@ int AgentDaemon::run() {
     }
     // The loop that proves liveness is the loop that does the work (at most
     // once a second: the loop wakes every sample).
-    if (watchdog && monotonicNow() - lastPing >= std::chrono::seconds(1)) {
+    if (watchdog && monotonicNow() - lastPing >= std::min(pingEvery, std::chrono::milliseconds(1000))) {
       sd_notify(0, "WATCHDOG=1");
       lastPing = monotonicNow();
     }
@@ -298,31 +307,32 @@ void AgentDaemon::reload() {
     log.error("SIGHUP: configuration refused, the running one stays: {}", next.error().message);
     return;
   }
-  const bool needsRestart = next->port != parts_.config.port || next->portName != parts_.config.portName ||
-                            next->actuator != parts_.config.actuator ||
-                            next->moveRootTasks != parts_.config.moveRootTasks ||
-                            next->steerHousekeeping != parts_.config.steerHousekeeping;
-  AgentConfig applied = *next;
-  applied.port = parts_.config.port;
-  applied.portName = parts_.config.portName;
-  applied.actuator = parts_.config.actuator;
-  applied.moveRootTasks = parts_.config.moveRootTasks;
-  applied.steerHousekeeping = parts_.config.steerHousekeeping;
+  const auto plan = planAgentReload(parts_.config, *next);
+  const AgentConfig& applied = plan.applied;
+  const bool niceChanged = applied.nice != parts_.config.nice;
   parts_.config = applied;
   log.set_level(spdlog::level::from_str(applied.logLevel));
+  if (niceChanged) {
+    // Each thread's nice is its own: this loop's here, the deferred work's on its thread.
+    if (auto raised = setOwnNice(applied.nice); !raised)
+      log.warn("SIGHUP: {} (agent.nice); the agent keeps nice {}", raised.error().message, ownNice());
+    if (deferredWork_) deferredWork_->setNice(applied.nice);
+  }
   const auto declined = autoFoldDeclined(parts_.kernelClass, applied.foldDefault);
   const bool declineChanged = declined.has_value() != parts_.autoFoldDeclined.has_value();
   parts_.autoFoldDeclined = declined;
   declineLogged_ = false;
   controller_.setConfig(controllerConfig());
   log.info(
-      "SIGHUP: configuration reloaded: interval {} ms, sample {} ms, fallback {} (high {} bp, low {} bp), fold {}{}{}",
+      "SIGHUP: configuration reloaded: {}; in force: interval {} ms, sample {} ms, fallback {} (high {} bp, low {} bp), "
+      "fold {}, nice {}{}{}",
+      plan.appliedKeys.empty() ? "nothing it can change at run time changed" : "applied " + joinWords(plan.appliedKeys),
       applied.intervalMs, applied.sampleMs, applied.fallbackEnabled ? "on" : "off", applied.highThresholdBp,
-      applied.lowThresholdBp, foldDefaultName(applied.foldDefault),
+      applied.lowThresholdBp, foldDefaultName(applied.foldDefault), ownNice(),
       declineChanged ? (declined ? "; auto hints no longer fold this guest from the next one"
                                  : "; auto hints fold this guest from the next one")
                      : "",
-      needsRestart ? "; changes to the port, actuator or cpuset settings take effect after a restart" : "");
+      plan.restartKeys.empty() ? "" : "; changed but kept as running until a restart: " + joinWords(plan.restartKeys));
   // The host learns at once whether auto hints fold this guest.
   if (declineChanged && parts_.transport->connected()) sendHello(monotonicNow());
 }

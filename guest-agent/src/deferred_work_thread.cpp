@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "vcpufold/agent/deferred_work_thread.h"
 
+#include <optional>
+#include <utility>
+
+#include "vcpufold/agent/own_priority.h"
 #include "vcpufold/common/monotonic_clock.h"
 
 namespace vcpufold::agent {
@@ -18,6 +22,14 @@ void DeferredWorkThread::requestSlice() {
   wake_.notify_one();
 }
 
+void DeferredWorkThread::setNice(int nice) {
+  {
+    std::lock_guard lock(wakeMutex_);
+    niceWanted_ = nice;
+  }
+  wake_.notify_one();
+}
+
 void DeferredWorkThread::stop() {
   {
     std::lock_guard lock(wakeMutex_);
@@ -29,12 +41,19 @@ void DeferredWorkThread::stop() {
 
 void DeferredWorkThread::run() {
   for (;;) {
+    std::optional<int> nice;
+    bool slice = false;
     {
       std::unique_lock lock(wakeMutex_);
-      wake_.wait(lock, [this] { return sliceWanted_ || stopping_; });
+      wake_.wait(lock, [this] { return sliceWanted_ || niceWanted_ || stopping_; });
       if (stopping_) return;
-      sliceWanted_ = false;
+      std::swap(slice, sliceWanted_);
+      std::swap(nice, niceWanted_);
     }
+    // Nice is a thread's own on Linux: this thread sets its own; a failure
+    // leaves it as it was (the loop's thread reports the same failure).
+    if (nice) (void)setOwnNice(*nice);
+    if (!slice) continue;
     std::lock_guard actuatorLock(actuatorMutex_);
     if (!actuator_.hasDeferredWork()) continue;
     report_(actuator_.doDeferredWork(monotonicNow()));

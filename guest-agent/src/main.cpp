@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "vcpufold/agent/agent_app.h"
+#include "vcpufold/common/exit_status.h"
 #include "vcpufold/agent/version.h"
 
 int main(int argc, char** argv) {
@@ -38,7 +39,12 @@ int main(int argc, char** argv) {
   checkFlag->excludes(oneshotFlag)->excludes(restoreFlag);
   oneshotFlag->excludes(restoreFlag);
   app.add_flag("-V,--version", version, "print the version and exit");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help and --version-like exits are 0; a wrong command line is EX_USAGE.
+    return app.exit(error) == 0 ? vcpufold::kExitOk : vcpufold::kExitUsage;
+  }
 
   if (version) {
     std::printf("vcpufold-agent %s\n", vcpufold::agent::kAgentVersion);

@@ -38,7 +38,7 @@ class AgentPackageInSystemdGuest : public ::testing::Test {
     runDirectory_ = std::filesystem::temp_directory_path() / ("vcpufold-pkg-e2e-" + std::to_string(::getpid()));
     std::filesystem::create_directories(runDirectory_);
     std::string log;
-    const auto packages = vcpufold::testing::buildPackages(VCPUFOLD_BUILD_DIR, runDirectory_, log);
+    const auto packages = vcpufold::testing::builtPackages(VCPUFOLD_DEB_DIR, log);
     ASSERT_TRUE(packages) << log;
     const auto started = std::chrono::steady_clock::now();
     const auto image = vcpufold::testing::buildSystemdGuestImage(packages->agent, false, log);

@@ -67,7 +67,7 @@ class QuickStart : public ::testing::Test {
     dir_ = std::filesystem::temp_directory_path() / ("vcpufold-quickstart-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
     std::string log;
-    const auto packages = vcpufold::testing::buildPackages(VCPUFOLD_BUILD_DIR, dir_, log);
+    const auto packages = vcpufold::testing::builtPackages(VCPUFOLD_DEB_DIR, log);
     ASSERT_TRUE(packages) << log;
     hostdDeb_ = packages->hostd;
     const auto image = vcpufold::testing::buildSystemdGuestImage(packages->agent, true, log);

@@ -20,6 +20,7 @@
 #include "child_process.h"
 #include "emulated_guest.h"
 #include "fixture_tree.h"
+#include "notify_socket.h"
 #include "unix_socket.h"
 
 using vcpufold::testing::runShell;
@@ -141,7 +142,25 @@ TEST(HostdIntegration, SighupReloadsTheConfigurationOrKeepsTheRunningOne) {
   ASSERT_TRUE(waitUntil([&] { return work.fs().exists("/hostd.sock"); }, 5000)) << log();
   config("interval_ms = 500\nunfold_delay_ticks = 5\n");
   hostd.signal(SIGHUP);
-  EXPECT_TRUE(waitUntil([&] { return log().find("configuration reloaded: tick 500 ms") != std::string::npos; }, 5000))
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        return log().find("configuration reloaded: applied hostd.interval_ms, hostd.unfold_delay_ms; in force: tick "
+                          "500 ms") != std::string::npos;
+      },
+      5000))
+      << log();
+  // Keys that need new sockets or inventories are named, not dropped.
+  work.write("/hostd.toml", "[hostd]\ninterval_ms = 500\nunfold_delay_ticks = 5\n[inventory]\nbackend = \"qmp\"\n"
+                            "qmp_directory = \"" + dir + "\"\nqmp_socket_owner = \"root\"\n[metrics]\naddress = "
+                            "\"127.0.0.1:0\"\n[control]\nsocket = \"" + dir + "/hostd.sock\"\n");
+  hostd.signal(SIGHUP);
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        return log().find("nothing it can change at run time changed; in force: tick 500 ms") != std::string::npos &&
+               log().find("changed but kept as running until a restart: inventory.qmp_socket_owner, "
+                          "metrics.address") != std::string::npos;
+      },
+      5000))
       << log();
   config("interval_ms = 5\n");
   hostd.signal(SIGHUP);
@@ -150,6 +169,26 @@ TEST(HostdIntegration, SighupReloadsTheConfigurationOrKeepsTheRunningOne) {
   config("interval_ms = 500\n");
   EXPECT_NE(runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir + "/hostd.toml status").find("pool"),
             std::string::npos);
+  hostd.signal(SIGTERM);
+  EXPECT_EQ(hostd.waitExit(5000), 0);
+}
+
+TEST(HostdIntegration, UnderSystemdItFeedsTheWatchdogWhateverItsTick) {
+  // A tick of a minute is longer than the unit's WatchdogSec=30s: the pings
+  // keep their own time (half of WATCHDOG_USEC) on the control thread.
+  FixtureTree work("");
+  const std::string dir = work.root().string();
+  work.write("/hostd.toml", "[hostd]\ninterval_ms = 60000\n[inventory]\nbackend = \"qmp\"\nqmp_directory = \"" + dir +
+                                "\"\n[metrics]\naddress = \"\"\n[control]\nsocket = \"" + dir + "/hostd.sock\"\n");
+  vcpufold::testing::NotifySocket notify(dir + "/notify.sock");
+  ::setenv("NOTIFY_SOCKET", notify.path().c_str(), 1);
+  ::setenv("WATCHDOG_USEC", "1000000", 1);
+  ChildProcess hostd(VCPUFOLD_HOSTD_BINARY, {"--config", dir + "/hostd.toml"}, dir + "/hostd.log");
+  ::unsetenv("NOTIFY_SOCKET");
+  ::unsetenv("WATCHDOG_USEC");
+  EXPECT_TRUE(waitUntil([&] { return notify.count("READY=1") == 1; }, 5000));
+  EXPECT_TRUE(waitUntil([&] { return notify.count("WATCHDOG=1") >= 5; }, 5000))
+      << "about two pings a second; seen " << notify.count("WATCHDOG=1");
   hostd.signal(SIGTERM);
   EXPECT_EQ(hostd.waitExit(5000), 0);
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Builds one vcpufold .deb from a build tree, checks what it ships, installs it
-# on this machine, runs the installed binary, then purges it and checks that
-# nothing it installed is left.
-# Usage: tests/packaging/deb_test.sh BUILD_DIR agent|hostd
+# Checks what one vcpufold .deb ships (as scripts/build-debs.sh built it with
+# dpkg-buildpackage), installs it on this machine, runs the installed binary,
+# then purges it and checks that nothing it installed is left.
+# Usage: tests/packaging/deb_test.sh DEB_DIR agent|hostd
 set -euo pipefail
-build=$1
+deb_dir=$1
 component=$2
 package=vcpufold-$component
 if [[ $(id -u) -ne 0 ]] || ! command -v dpkg >/dev/null; then
@@ -20,13 +20,18 @@ fi
 case $component in
   agent)
     files=(./usr/sbin/vcpufold-agent ./lib/systemd/system/vcpufold-agent.service
-      ./lib/udev/rules.d/60-vcpufold-agent.rules ./etc/vcpufold/agent.toml ./usr/share/man/man8/vcpufold-agent.8
-      ./usr/share/doc/vcpufold-agent/copyright)
+      ./lib/udev/rules.d/60-vcpufold-agent.rules ./etc/vcpufold/agent.toml ./usr/share/man/man8/vcpufold-agent.8.gz
+      ./usr/share/doc/vcpufold-agent/copyright ./usr/share/doc/vcpufold-agent/changelog.gz
+      ./usr/share/doc/vcpufold-agent/guest-agent.md)
+    # One .deb for every current Debian guest: spdlog, fmt and toml++ are
+    # built in, whose sonames differ between Debian 12 and 13.
+    allowed_depends='libc6 libgcc-s1 libstdc++6 libsystemd0'
     unit_lines=('ProtectSystem=strict' 'ReadWritePaths=/sys/fs/cgroup -/sys/devices/system/cpu/preferred -/var/lib/prometheus/node-exporter'
       'ReadWritePaths=/proc/irq -/sys/devices/virtual/workqueue/cpumask' 'InaccessiblePaths=-/proc/kallsyms -/proc/kcore'
       'RestrictAddressFamilies=AF_UNIX' 'ConditionVirtualization=vm' 'Restart=always'
       'ExecStopPost=/usr/sbin/vcpufold-agent --restore' 'Type=notify' 'WatchdogSec=30s' 'UMask=0077'
-      'ExecReload=/bin/kill -HUP $MAINPID' 'MemoryMax=64M' 'SystemCallFilter=~@privileged')
+      'ExecReload=/bin/kill -HUP $MAINPID' 'ExecReload=/usr/sbin/vcpufold-agent --check-config'
+      'RestartPreventExitStatus=64 78' 'MemoryMax=64M' 'SystemCallFilter=~@privileged')
     # 2.1: /proc/irq is writable for the housekeeping steering, so the unit
     # lists ProtectKernelTunables='s other paths one by one, which the score
     # does not credit (it was 2.0 with ProtectKernelTunables=yes).
@@ -34,14 +39,17 @@ case $component in
     ;;
   hostd)
     files=(./usr/sbin/vcpufold-hostd ./lib/systemd/system/vcpufold-hostd.service ./etc/vcpufold/hostd.toml
-      ./usr/share/man/man8/vcpufold-hostd.8 ./usr/share/doc/vcpufold-hostd/policy.md
+      ./usr/share/man/man8/vcpufold-hostd.8.gz ./usr/share/doc/vcpufold-hostd/policy.md
+      ./usr/share/doc/vcpufold-hostd/hostd.md ./usr/share/doc/vcpufold-hostd/changelog.gz
       ./usr/share/vcpufold-hostd/channel.xml ./usr/share/doc/vcpufold-hostd/copyright
       ./usr/share/vcpufold-hostd/prometheus/vcpufold-rules.yml ./usr/share/vcpufold-hostd/grafana/vcpufold-dashboard.json
       ./usr/share/bash-completion/completions/vcpufold-hostd)
     unit_lines=('ProtectSystem=strict' 'ReadWritePaths=/run/vcpufold' 'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6'
       'NoNewPrivileges=yes' 'WantedBy=multi-user.target' 'Type=notify' 'WatchdogSec=30s' 'IPAddressDeny=any'
       'IPAddressAllow=localhost' 'SocketBindAllow=tcp:9477' 'LimitNOFILE=16384' 'UMask=0077' 'PrivateIPC=yes'
-      'SystemCallErrorNumber=EPERM' 'ExecReload=/bin/kill -HUP $MAINPID')
+      'SystemCallErrorNumber=EPERM' 'ExecReload=/bin/kill -HUP $MAINPID' 'ExecReload=/usr/sbin/vcpufold-hostd --check-config'
+      'RestartPreventExitStatus=64 78')
+    allowed_depends='libc6 libgcc-s1 libstdc++6 libsystemd0 libvirt0 libxml2'
     max_exposure=2.0
     ;;
   *) echo "unknown component $component" >&2; exit 2 ;;
@@ -58,8 +66,12 @@ check() {
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cpack --config "$build/CPackConfig.cmake" -B "$work" -G DEB >"$work/cpack.log" 2>&1 || { cat "$work/cpack.log"; exit 1; }
-deb=$(ls "$work"/"${package}"_*_amd64.deb)
+debs=("$deb_dir/${package}"_*_amd64.deb)
+if [[ ${#debs[@]} -ne 1 || ! -f ${debs[0]} ]]; then
+  echo "expected one ${package}_*_amd64.deb in $deb_dir (scripts/build-debs.sh makes it), found: ${debs[*]}" >&2
+  exit 1
+fi
+deb=${debs[0]}
 echo "package: $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"
 dpkg-deb -c "$deb" >"$work/contents"
 dpkg-deb -x "$deb" "$work/root"
@@ -76,6 +88,17 @@ if command -v systemd-analyze >/dev/null; then
   check "unit exposure at most $max_exposure (was $exposure)" "awk 'BEGIN { exit !(${exposure:-99} <= $max_exposure) }'"
 fi
 check "binary is stripped" "! file '$work/root$binary' | grep -q 'not stripped'"
+check "its -dbgsym package is there" "ls '$deb_dir/${package}-dbgsym_'*_amd64.deb >/dev/null"
+check "binary is hardened (PIE, full RELRO, bindnow)" \
+  "file '$work/root$binary' | grep -q 'pie executable' && readelf -d '$work/root$binary' | grep -q 'FLAGS.*BIND_NOW'"
+check "binary version is the package's" \
+  "'$work/root$binary' --version | grep -qF \"$package $(dpkg-deb -f "$deb" Version)\""
+# Depends: lists packages with versions, "a (>= 1), b"; compare the names.
+depends=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/(.*)//; s/|.*//; s/[[:space:]]//g' | grep . | sort -u | tr '\n' ' ')
+echo "depends on: $depends"
+for dependency in $depends; do
+  check "depends on nothing beyond $allowed_depends (found $dependency)" "[[ ' $allowed_depends ' == *' $dependency '* ]]"
+done
 if [[ $component == agent ]]; then
   check "agent unit has no [Install] section (udev starts it)" "! grep -q '^\[Install\]' '$work/root/$unit'"
   check "udev rule wants the unit for the port" \
@@ -90,7 +113,7 @@ snapshot >"$work/before"
 if dpkg -i "$deb" >"$work/install.log" 2>&1; then
   check "installed binary runs" "$binary --version | grep -q '$package '"
   check "installed config checks" "$binary --check-config >/dev/null"
-  check "installed man page" "test -f /usr/share/man/man8/$package.8"
+  check "installed man page" "test -f /usr/share/man/man8/$package.8.gz && man -l /usr/share/man/man8/$package.8.gz 2>/dev/null | grep -q EXIT"
 else
   cat "$work/install.log"
   check "dpkg -i succeeds" false

@@ -8,6 +8,7 @@
 
 #include "vcpufold/common/config_file.h"
 #include "vcpufold/common/daemon_support.h"
+#include "vcpufold/common/exit_status.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/hostd/hostd_daemon.h"
 #include "vcpufold/hostd/libvirt_inventory.h"
@@ -51,7 +52,7 @@ int checkHostdConfig(const HostdOptions& options) {
   auto config = loadConfig(options);
   if (!config) {
     std::fprintf(stderr, "%s\n", config.error().message.c_str());
-    return 1;
+    return kExitConfig;
   }
   std::printf("configuration ok: tick %u ms, lease %u ticks, unfold after %u ms, reserve %.2f CPUs, inventory %s",
               config->intervalMs, config->ttlTicks, config->unfoldDelayMs, config->reserveCpus,
@@ -86,13 +87,13 @@ std::optional<HostdParts> partsOrSay(const HostdOptions& options, bool reloadabl
 
 int runHostd(const HostdOptions& options) {
   auto parts = partsOrSay(options, true);
-  if (!parts) return 1;
+  if (!parts) return kExitConfig;
   return HostdDaemon(std::move(*parts)).run();
 }
 
 int runHostdOneshot(const HostdOptions& options) {
   auto parts = partsOrSay(options, false);
-  if (!parts) return 1;
+  if (!parts) return kExitConfig;
   std::printf("vcpufold-hostd %s --oneshot: %s, sampling for %u ms\n", VCPUFOLD_VERSION,
               parts->inventory->describe().c_str(), parts->config.intervalMs);
   auto report = HostdDaemon::observeOnce(*parts);

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "vcpufold/common/daemon_support.h"
+#include "vcpufold/common/listen_address.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/common/toml_reader.h"
 #include "vcpufold/common/toml_text.h"
@@ -181,6 +182,9 @@ Expected<void> validateHostdConfig(const HostdConfig& config) {
                          std::to_string(paths::kMaxSocketPath));
   };
   checkSocket("control.socket", config.controlSocket);
+  if (!config.metricsAddress.empty())
+    if (auto address = parseListenAddress(config.metricsAddress, "metrics.address"); !address)
+      problems.push_back(address.error().message);
   for (std::size_t i = 0; i < config.qmpVms.size(); ++i) {
     checkSocket("vm[" + std::to_string(i) + "].qmp_socket", config.qmpVms[i].qmpSocket);
     checkSocket("vm[" + std::to_string(i) + "].hint_socket", config.qmpVms[i].hintSocket);

@@ -16,11 +16,13 @@
 #include <set>
 #include <thread>
 
+#include "vcpufold/common/daemon_support.h"
 #include "vcpufold/common/log_text.h"
 #include "vcpufold/common/number_text.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/hostd/channel_peer.h"
 #include "vcpufold/hostd/channel_session.h"
+#include "vcpufold/hostd/config_reload.h"
 #include "vcpufold/hostd/cpu_pool.h"
 #include "vcpufold/hostd/decision_memory.h"
 #include "vcpufold/hostd/inventory_worker.h"
@@ -73,6 +75,7 @@ struct HostdDaemon::Impl {
         tickTimer(io),
         decisionTimer(io),
         metricsRetryTimer(io),
+        watchdogTimer(io),
         stopSignals(io, SIGINT, SIGTERM),
         reloadSignal(io, SIGHUP) {}
 
@@ -81,6 +84,7 @@ struct HostdDaemon::Impl {
   asio::steady_timer tickTimer;
   asio::steady_timer decisionTimer;  // a decision between ticks: a demand report, an unfold falling due
   asio::steady_timer metricsRetryTimer;
+  asio::steady_timer watchdogTimer;
   asio::signal_set stopSignals;
   asio::signal_set reloadSignal;
   std::unique_ptr<InventoryWorker> worker;
@@ -108,7 +112,7 @@ struct HostdDaemon::Impl {
   std::unique_ptr<ControlServer> control;
   std::chrono::steady_clock::time_point nextTick;
   std::chrono::steady_clock::time_point scheduledTick;  // when the tick in progress was due
-  bool watchdog = false;
+  std::chrono::microseconds watchdogPeriod{0};  // half of WATCHDOG_USEC; 0: no watchdog
   std::string socketOwnerName;  // see socketOwner()
   std::optional<uid_t> socketOwnerUid;
 
@@ -407,9 +411,20 @@ struct HostdDaemon::Impl {
     counters.snapshotAgeSeconds = snapshot ? msBetween(snapshot->takenAt, now) / 1000.0 : 0.0;
     const auto late = std::chrono::duration_cast<std::chrono::milliseconds>(now - scheduledTick);
     for (auto& [name, session] : sessions) session->tick(std::max(late, std::chrono::milliseconds(0)));
-    // The loop that proves liveness is the loop that does the work: a wedged
-    // control thread misses its pings and systemd restarts the daemon.
-    if (watchdog) sd_notify(0, "WATCHDOG=1");
+  }
+
+  // The loop that proves liveness is the loop that does the work: the pings
+  // run on the control thread with the ticks, sessions and decisions, so a
+  // wedged control thread misses them and systemd restarts the daemon. They
+  // keep their own time (half of WatchdogSec=), so a tick longer than the
+  // watchdog's period is no fault.
+  void schedulePing() {
+    if (watchdogPeriod.count() == 0) return;
+    sd_notify(0, "WATCHDOG=1");
+    watchdogTimer.expires_after(watchdogPeriod);
+    watchdogTimer.async_wait([this](const boost::system::error_code& error) {
+      if (!error) schedulePing();
+    });
   }
 
   void scheduleTick() {
@@ -497,36 +512,19 @@ struct HostdDaemon::Impl {
       log().error("SIGHUP: configuration refused, the running one stays: {}", next.error().message);
       return;
     }
-    const HostdConfig& now = config();
-    std::vector<std::string> needRestart;
-    if (next->inventory != now.inventory || next->libvirtUri != now.libvirtUri ||
-        next->qmpDirectory != now.qmpDirectory || next->qmpVms.size() != now.qmpVms.size() ||
-        next->poolCgroup != now.poolCgroup)
-      needRestart.push_back("inventory");
-    if (next->metricsAddress != now.metricsAddress) needRestart.push_back("metrics.address");
-    if (next->controlSocket != now.controlSocket) needRestart.push_back("control.socket");
-    HostdConfig applied = *next;
-    applied.inventory = now.inventory;
-    applied.libvirtUri = now.libvirtUri;
-    applied.qmpDirectory = now.qmpDirectory;
-    applied.qmpVms = now.qmpVms;
-    applied.poolCgroup = now.poolCgroup;
-    applied.metricsAddress = now.metricsAddress;
-    applied.controlSocket = now.controlSocket;
-    parts.config = applied;
-    parts.log->set_level(spdlog::level::from_str(applied.logLevel));
+    const auto plan = planHostdReload(config(), *next);
+    parts.config = plan.applied;
+    parts.log->set_level(spdlog::level::from_str(plan.applied.logLevel));
     worker->setPeriod(interval());
+    const HostdConfig& applied = plan.applied;
     log().info(
-        "SIGHUP: configuration reloaded: tick {} ms, lease {} ticks, unfold after {} ms, reserve {} CPUs, "
-        "hold on missing inputs {} ms{}",
+        "SIGHUP: configuration reloaded: {}; in force: tick {} ms, lease {} ticks, unfold after {} ms, reserve {} CPUs, "
+        "hold on missing inputs {} ms, {} fleet rules{}",
+        plan.appliedKeys.empty() ? "nothing it can change at run time changed" : "applied " + joinWords(plan.appliedKeys),
         applied.intervalMs, applied.ttlTicks, applied.unfoldDelayMs, applied.reserveCpus, applied.missingInputHoldMs,
-        needRestart.empty() ? "" : "; changes to " + joinWords(needRestart) + " take effect after a restart");
-  }
-
-  static std::string joinWords(const std::vector<std::string>& words) {
-    std::string text;
-    for (const auto& word : words) text += (text.empty() ? "" : ", ") + word;
-    return text;
+        applied.rules.size(),
+        plan.restartKeys.empty() ? ""
+                                 : "; changed but kept as running until a restart: " + joinWords(plan.restartKeys));
   }
 };
 
@@ -572,8 +570,10 @@ int HostdDaemon::run() {
   impl.startedAt = Clock::now();
   impl.nextTick = impl.startedAt;
   impl.scheduleTick();
-  impl.watchdog = sd_watchdog_enabled(0, nullptr) > 0;
+  std::uint64_t watchdogUsec = 0;
+  if (sd_watchdog_enabled(0, &watchdogUsec) > 0) impl.watchdogPeriod = std::chrono::microseconds(watchdogUsec / 2);
   sd_notify(0, "READY=1\nSTATUS=ticking");
+  impl.schedulePing();
   impl.io.run();
   sd_notify(0, "STOPPING=1");
   impl.sessions.clear();

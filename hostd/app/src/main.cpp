@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "vcpufold/common/daemon_support.h"
+#include "vcpufold/common/exit_status.h"
 #include "vcpufold/hostd/hostd_app.h"
 #include "vcpufold/hostd/policy_command.h"
 
@@ -58,7 +59,12 @@ int main(int argc, char** argv) {
   policySet->add_option("assignments", policyRequest.assignments, "KEY=VALUE ...")->required();
   auto* policyClear = policy->add_subcommand("clear", "remove the policy metadata: the VM gets the default");
   for (auto* action : {policyShow, policySet, policyClear}) action->fallthrough();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help and --version-like exits are 0; a wrong command line is EX_USAGE.
+    return app.exit(error) == 0 ? vcpufold::kExitOk : vcpufold::kExitUsage;
+  }
 
   if (version) {
     std::printf("vcpufold-hostd %s\n", VCPUFOLD_VERSION);

@@ -16,6 +16,8 @@
 #include <cstring>
 #include <deque>
 
+#include "vcpufold/common/listen_address.h"
+
 namespace vcpufold::hostd {
 namespace {
 
@@ -129,18 +131,12 @@ unsigned short MetricsServer::port() const { return impl_->acceptor.local_endpoi
 
 Expected<std::unique_ptr<MetricsServer>> MetricsServer::start(asio::io_context& io, const std::string& address,
                                                               TextSource metrics) {
-  const auto colon = address.rfind(':');
-  if (colon == std::string::npos) return Error{"metrics.address \"" + address + "\": expected HOST:PORT"};
+  auto parsed = parseListenAddress(address, "metrics.address");
+  if (!parsed) return parsed.error();
   error_code error;
-  const auto host = asio::ip::make_address(address.substr(0, colon), error);
+  const auto host = asio::ip::make_address(parsed->host, error);
   if (error) return Error{"metrics.address \"" + address + "\": " + error.message()};
-  unsigned long port = 0;
-  try {
-    port = std::stoul(address.substr(colon + 1));
-  } catch (const std::exception&) {
-    port = 70000;
-  }
-  if (port > 65535) return Error{"metrics.address \"" + address + "\": bad port"};
+  const auto port = parsed->port;
   auto impl = std::make_shared<Impl>(io, std::move(metrics));
   const asio::ip::tcp::endpoint endpoint(host, static_cast<unsigned short>(port));
   impl->acceptor.open(endpoint.protocol(), error);

@@ -161,4 +161,13 @@ TEST(HostdConfig, NotTomlNamesTheLineAndColumn) {
   EXPECT_EQ(config.error().message.rfind("/etc/vcpufold/hostd.toml:2:", 0), 0u) << config.error().message;
 }
 
+TEST(HostdConfig, AMetricsAddressThatCannotBeBoundIsAProblemOfTheFile) {
+  const auto lines = problemLines("[metrics]\naddress = \"localhost:9477\"\n");
+  bool named = false;
+  for (const auto& line : lines) named = named || line.find("metrics.address \"localhost:9477\"") != std::string::npos;
+  EXPECT_TRUE(named) << ::testing::PrintToString(lines);
+  EXPECT_TRUE(parseHostdConfig("[metrics]\naddress = \"[::]:9477\"\n", "hostd.toml"));
+  EXPECT_TRUE(parseHostdConfig("[metrics]\naddress = \"\"\n", "hostd.toml")) << "empty: metrics off";
+}
+
 }  // namespace vcpufold::hostd

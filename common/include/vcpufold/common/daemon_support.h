@@ -14,6 +14,8 @@ namespace vcpufold {
 
 // One item per line, in order (every problem of a configuration at once).
 std::string joinLines(const std::vector<std::string>& lines);
+// "a, b, c": keys or names in a log line.
+std::string joinWords(const std::vector<std::string>& words);
 
 // A logger on stderr: timestamps on a terminal, none under journald (which
 // adds its own). level: trace, debug, info, warn or error.

@@ -42,6 +42,7 @@ struct AgentConfig {
   // A node_exporter textfile ("/var/lib/prometheus/node-exporter/vcpufold.prom"),
   // rewritten every interval; "" = none. Absolute, its name ending in .prom.
   std::string metricsTextfile;
+  friend bool operator==(const AgentConfig&, const AgentConfig&) = default;
 };
 
 // Parses TOML text; source names it in errors ("/etc/vcpufold/agent.toml").

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "vcpufold/agent/actuator.h"
@@ -34,6 +35,9 @@ class DeferredWorkThread {
 
   // One slice, if the actuator has deferred work when the thread gets to it.
   void requestSlice();
+  // The thread sets its own nice to this before its next slice (a reload of
+  // agent.nice: each thread's nice is its own).
+  void setNice(int nice);
   // Waits for a running slice to end; no slice runs after it returns.
   void stop();
 
@@ -46,6 +50,7 @@ class DeferredWorkThread {
   std::mutex wakeMutex_;
   std::condition_variable wake_;
   bool sliceWanted_ = false;
+  std::optional<int> niceWanted_;
   bool stopping_ = false;
   std::thread thread_;  // last: starts once the members above exist
 };

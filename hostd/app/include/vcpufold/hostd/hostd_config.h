@@ -43,6 +43,7 @@ struct HostdConfig {
   std::string metricsAddress = "127.0.0.1:9477";  // "" = off
   // [control]
   std::string controlSocket = paths::kHostdControlSocket;
+  friend bool operator==(const HostdConfig&, const HostdConfig&) = default;
 };
 
 Expected<HostdConfig> parseHostdConfig(std::string_view text, const std::string& source);

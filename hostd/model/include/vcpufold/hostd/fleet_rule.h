@@ -22,6 +22,7 @@ struct FleetRule {
   std::optional<std::string> novaFlavor;  // nova:flavor's name in the domain's Nova metadata
   std::optional<std::string> partition;   // the domain's <resource><partition>
   FoldPolicy policy;
+  friend bool operator==(const FleetRule&, const FleetRule&) = default;
 };
 
 bool ruleMatches(const FleetRule& rule, const VmRecord& vm);

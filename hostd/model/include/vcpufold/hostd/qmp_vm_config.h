@@ -16,6 +16,7 @@ struct QmpVmConfig {
   std::string hintSocket;
   FoldPolicy policy;
   bool declared = true;  // a [[vm]] table (its policy is the VM's own); false: found in qmp_directory
+  friend bool operator==(const QmpVmConfig&, const QmpVmConfig&) = default;
 };
 
 }  // namespace vcpufold::hostd
