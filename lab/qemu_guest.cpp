@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "child_process.h"
 #include "unix_socket.h"
@@ -81,21 +82,34 @@ std::vector<std::string> nonEmptyLines(const std::string& text) {
 
 }  // namespace
 
-std::optional<BuiltPackages> builtPackages(const std::filesystem::path& debDirectory, std::string& log) {
+namespace {
+
+// The one vcpufold-agent and one vcpufold-hostd package in `directory`.
+std::optional<std::pair<std::string, std::string>> packagesIn(const std::filesystem::path& directory,
+                                                              std::string& log) {
   std::vector<std::string> agent;
   std::vector<std::string> hostd;
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(debDirectory, error)) {
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
     const std::string name = entry.path().filename().string();
     if (!name.ends_with("_amd64.deb")) continue;
     if (name.starts_with("vcpufold-agent_")) agent.push_back(entry.path().string());
     if (name.starts_with("vcpufold-hostd_")) hostd.push_back(entry.path().string());
   }
-  if (agent.size() == 1 && hostd.size() == 1) return BuiltPackages{agent.front(), hostd.front()};
-  log += "expected one vcpufold-agent and one vcpufold-hostd .deb in " + debDirectory.string() +
+  if (agent.size() == 1 && hostd.size() == 1) return std::pair{agent.front(), hostd.front()};
+  log += "expected one vcpufold-agent and one vcpufold-hostd .deb in " + directory.string() +
          " (scripts/build-debs.sh makes them; ctest runs it as packaging.build_debs), found " +
          std::to_string(agent.size()) + " and " + std::to_string(hostd.size()) + "\n";
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<BuiltPackages> builtPackages(const std::filesystem::path& debDirectory, std::string& log) {
+  const auto current = packagesIn(debDirectory, log);
+  const auto next = packagesIn(debDirectory / "next", log);
+  if (!current || !next) return std::nullopt;
+  return BuiltPackages{current->first, current->second, next->first, next->second};
 }
 
 std::optional<std::string> systemdGuestUnavailableReason() {
@@ -105,9 +119,12 @@ std::optional<std::string> systemdGuestUnavailableReason() {
   return std::nullopt;
 }
 
-std::optional<LabImage> buildSystemdGuestImage(const std::string& agentDeb, bool uninstalled, std::string& log) {
-  const std::string output = runShell(VCPUFOLD_SOURCE_DIR "/tests/lab/build-systemd-guest.sh " +
-                                      std::string(uninstalled ? "--uninstalled " : "") + agentDeb + " 2>&1");
+std::optional<LabImage> buildSystemdGuestImage(const std::string& agentDeb, bool uninstalled, std::string& log,
+                                               const std::vector<std::string>& extraFiles) {
+  std::string options = uninstalled ? "--uninstalled " : "";
+  for (const auto& file : extraFiles) options += "--with " + file + " ";
+  const std::string output =
+      runShell(VCPUFOLD_SOURCE_DIR "/tests/lab/build-systemd-guest.sh " + options + agentDeb + " 2>&1");
   log += output;
   const auto built = nonEmptyLines(output);
   if (built.size() < 2 || !std::filesystem::exists(built.back())) return std::nullopt;

@@ -43,14 +43,18 @@ std::optional<LabImage> buildLabImage(const std::string& name, const std::vector
 struct BuiltPackages {
   std::string agent;
   std::string hostd;
+  std::string nextAgent;  // the same sources as the next version (debDirectory/next), for upgrades
+  std::string nextHostd;
 };
 std::optional<BuiltPackages> builtPackages(const std::filesystem::path& debDirectory, std::string& log);
 // Why the systemd guest cannot be built here (no QEMU, not root, no
 // debootstrap), or nullopt.
 std::optional<std::string> systemdGuestUnavailableReason();
 // tests/lab/build-systemd-guest.sh: a Debian 12 guest booting systemd and
-// udev, the agent .deb installed by dpkg or, `uninstalled`, left in /root/.
-std::optional<LabImage> buildSystemdGuestImage(const std::string& agentDeb, bool uninstalled, std::string& log);
+// udev, the agent .deb installed by dpkg or, `uninstalled`, left in /root/;
+// `extraFiles` are copied into its /root/ as well.
+std::optional<LabImage> buildSystemdGuestImage(const std::string& agentDeb, bool uninstalled, std::string& log,
+                                               const std::vector<std::string>& extraFiles = {});
 
 struct QemuGuestSpec {
   LabImage image;

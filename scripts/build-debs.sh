@@ -7,7 +7,9 @@
 #                                   override is in debian/*.lintian-overrides
 #                                   with its reason)
 # and leaves vcpufold-hostd_*.deb, vcpufold-agent_*.deb and their -dbgsym
-# packages in OUT_DIR. dpkg-buildpackage writes into the source tree and its
+# packages in OUT_DIR. For the package tests' upgrades it also builds the
+# same sources as the next version (VERSION+next1, a changelog entry on top),
+# into OUT_DIR/next: never shipped. dpkg-buildpackage writes into the source tree and its
 # parent, so it builds a copy under OUT_DIR/source; the copy's build tree is
 # kept between runs, and nothing is rebuilt while no file of this checkout is
 # newer than the last packages.
@@ -32,7 +34,7 @@ if [[ -f $stamp ]] && [[ -z $(find "$root" -name .git -prune -o -newer "$stamp" 
 fi
 
 # Stamped as of the copy: an edit made while it builds triggers the next build.
-touch "$stamp.next"
+touch "$stamp.pending"
 workspace=$out/source
 copy=$workspace/vcpufold
 mkdir -p "$copy"
@@ -53,5 +55,27 @@ lintian --fail-on error,warning --display-level '>=warning' "$changes" 2>/dev/nu
 
 rm -f "$out"/*.deb
 cp "$workspace"/*.deb "$out/"
-mv "$stamp.next" "$stamp"
-ls -1 "$out"/*.deb
+
+# The next version, as an upgrade brings it: only the version differs. A
+# fresh debian/ (debhelper's stamps say the last build is done) and the same
+# kept build tree, so only what reports the version is compiled again.
+rm -rf "$copy/debian"
+tar -C "$root" -cf - debian | tar -C "$copy" -xf -
+version=$(cd "$copy" && dpkg-parsechangelog -S Version)
+next="${version}+next1"
+{
+  printf 'vcpufold (%s) unstable; urgency=medium\n\n  * The same sources as %s, to test upgrades.\n\n' "$next" "$version"
+  printf ' -- vcpufold maintainers <maintainers@vcpufold.org>  %s\n\n' "$(date -R)"
+  cat "$copy/debian/changelog"
+} >"$copy/debian/changelog.next"
+mv "$copy/debian/changelog.next" "$copy/debian/changelog"
+rm -f "$workspace"/*.deb "$workspace"/*.changes "$workspace"/*.buildinfo
+echo "build-debs: $next for the upgrade tests"
+(cd "$copy" && DEB_BUILD_OPTIONS="parallel=${VCPUFOLD_JOBS:-2}" dpkg-buildpackage -us -uc -b -nc) \
+  >"$out/dpkg-buildpackage-next.log" 2>&1 || { tail -60 "$out/dpkg-buildpackage-next.log"; exit 1; }
+rm -rf "$out/next"
+mkdir -p "$out/next"
+cp "$workspace"/vcpufold-hostd_*.deb "$workspace"/vcpufold-agent_*.deb "$out/next/"
+
+mv "$stamp.pending" "$stamp"
+ls -1 "$out"/*.deb "$out"/next/*.deb

@@ -21,6 +21,7 @@ while IFS= read -r file; do
   case "$file" in
     *.cpp | *.h | *.cpp.in | *.sh | *.cmake | *.toml | *.service | *.rules | *.8 | *.xml | *.xml.in | *.config | *.yml | *.bash-completion) ;;
     */CMakeLists.txt | CMakeLists.txt | .ci/run) ;;
+    debian/rules | debian/*.postinst | debian/*.prerm | debian/*.postrm | *.conf) ;;
     *)
       case "$base" in
         postinst | postrm | prerm | init | lab-control) ;;

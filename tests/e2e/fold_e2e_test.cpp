@@ -40,7 +40,6 @@ const bool kLabCleanup = vcpufold::testing::registerLabCleanup();
 
 constexpr int kTickMs = 500;
 const std::string kGuests = VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/guests.sh";
-const std::string kLabDir = "/var/tmp/vcpufold-lab";
 const std::string kPolicyUri = "https://vcpufold.org/xmlns/policy/1";
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
@@ -60,7 +59,7 @@ class FoldEndToEnd : public ::testing::Test {
     started_ = true;
     ASSERT_EQ(started.find("error"), std::string::npos) << started;
     for (const char* name : {"vcpufold-fold-a", "vcpufold-fold-b"})
-      controls_.push_back(std::make_unique<GuestControl>(kLabDir + "/libvirt/" + name + ".ctl.sock"));
+      controls_.push_back(std::make_unique<GuestControl>(vcpufold::testing::labDirectory() + "/libvirt/" + name + ".ctl.sock"));
     for (auto& control : controls_) ASSERT_TRUE(control->waitReady(180'000)) << "a guest did not boot";
     for (int index = 0; index < 2; ++index) housekeepingBefore_[static_cast<std::size_t>(index)] = housekeeping(index);
     for (auto& control : controls_) {

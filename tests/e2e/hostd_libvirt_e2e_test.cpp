@@ -30,7 +30,6 @@ namespace {
 const bool kLabCleanup = vcpufold::testing::registerLabCleanup();
 
 const std::string kGuests = VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/guests.sh";
-constexpr const char* kLabDir = "/var/tmp/vcpufold-lab";
 
 class HostdUnderLibvirt : public ::testing::Test {
  protected:
@@ -45,7 +44,7 @@ class HostdUnderLibvirt : public ::testing::Test {
     started_ = true;
     ASSERT_EQ(started.find("error"), std::string::npos) << started;
     for (const char* name : {"vcpufold-e2e-a", "vcpufold-e2e-b"}) {
-      vcpufold::testing::GuestControl control(std::string(kLabDir) + "/libvirt/" + name + ".ctl.sock");
+      vcpufold::testing::GuestControl control(vcpufold::testing::labDirectory() + "/libvirt/" + name + ".ctl.sock");
       ASSERT_TRUE(control.waitReady(180'000)) << name << " did not boot";
       const auto go = control.run("mkdir -p /tmp/lab && touch /tmp/lab/go", 30'000);
       ASSERT_TRUE(go && go->status == 0) << name << ": " << (go ? go->output : "no answer");

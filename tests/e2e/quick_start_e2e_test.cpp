@@ -110,8 +110,9 @@ class QuickStart : public ::testing::Test {
 }  // namespace
 
 TEST_F(QuickStart, TheReadmeStepsFoldAGuest) {
-  // dpkg -i vcpufold-hostd_*.deb   (starts vcpufold-hostd.service under systemd)
-  const std::string dpkg = runShell("dpkg -i " + hostdDeb_ + " 2>&1");
+  // apt install ./vcpufold-hostd_*.deb   (starts vcpufold-hostd.service under systemd)
+  const std::string dpkg =
+      runShell("DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends " + hostdDeb_ + " 2>&1");
   installed_ = true;
   ASSERT_EQ(runShell("dpkg-query -W -f='${Status}' vcpufold-hostd"), "install ok installed") << dpkg;
   if (!std::filesystem::exists("/run/systemd/system")) {
@@ -130,8 +131,9 @@ TEST_F(QuickStart, TheReadmeStepsFoldAGuest) {
       runShell(kVirsh + "attach-device " + kVm + " /usr/share/vcpufold-hostd/channel.xml --live --config 2>&1");
   ASSERT_NE(attach.find("Device attached successfully"), std::string::npos) << attach;
 
-  // In the guest: dpkg -i vcpufold-agent_*.deb   (udev starts it: the port is there)
-  const std::string agentDpkg = guest("dpkg -i /root/vcpufold-agent_*_amd64.deb 2>&1 | tail -3");
+  // In the guest: apt install ./vcpufold-agent_*.deb   (udev starts it: the port is there)
+  const std::string agentDpkg =
+      guest("DEBIAN_FRONTEND=noninteractive apt-get install -y /root/vcpufold-agent_*_amd64.deb 2>&1 | tail -3");
   EXPECT_TRUE(waitUntil([&] { return guest("systemctl is-active vcpufold-agent") == "active\n"; }, kStepMs, 500))
       << agentDpkg << guest("systemctl status vcpufold-agent --no-pager 2>&1 | tail -20");
 

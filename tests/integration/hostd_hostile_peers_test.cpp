@@ -517,7 +517,7 @@ TEST_F(HostilePeers, StatusGivesUpOnADaemonThatDoesNotAnswer) {
   const int listener = listenUnixSocket(path("wedged.sock"), 4);
   ASSERT_GE(listener, 0);
   const auto start = Clock::now();
-  const auto text = readControlSocket(path("wedged.sock"), std::chrono::milliseconds(300));
+  const auto text = readControlSocket(path("wedged.sock"), kControlStatusRequest, std::chrono::milliseconds(300));
   EXPECT_FALSE(text);
   EXPECT_LT(msSince(start), 2000.0);
   if (!text) {

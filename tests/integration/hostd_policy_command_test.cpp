@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "child_process.h"
 #include "fixture_tree.h"
 
@@ -36,6 +38,33 @@ TEST(HostdPolicyCommand, ShowsThePolicyInForceAndWhereItComesFrom) {
   const std::string refused = policyCommand("bad-policy");
   EXPECT_NE(refused.find("refused: mode=\"sometimes\""), std::string::npos) << refused;
   EXPECT_NE(refused.find("in force: the last valid policy hostd read"), std::string::npos) << refused;
+}
+
+TEST(HostdPolicyCommand, ShowJsonGivesTheSameReadingToScripts) {
+  const std::string uri = "test://" + (fixturesDirectory() / "libvirt-test-driver/node.xml").string();
+  const auto show = [&](const std::string& vm) {
+    const std::string text =
+        runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --connect " + uri + " policy " + vm + " show --json");
+    return nlohmann::json::parse(text, nullptr, false);
+  };
+  const auto out = show("explicit-path");
+  ASSERT_FALSE(out.is_discarded());
+  EXPECT_EQ(out["vm"], "explicit-path");
+  EXPECT_EQ(out["running"], true);
+  EXPECT_EQ(out["live"]["metadata"], "<policy mode=\"auto\" min-vcpus=\"2\" weight=\"300\"/>") << out.dump();
+  EXPECT_EQ(out["in_force"]["from"], "live metadata") << out.dump();
+  EXPECT_EQ(out["in_force"]["policy"]["min_vcpus"], 2) << out.dump();
+  EXPECT_EQ(out["in_force"]["policy"]["weight"], 300) << out.dump();
+  EXPECT_TRUE(out["in_force"]["policy"]["max_vcpus"].is_null()) << out.dump();
+  const auto none = show("no-channel");
+  ASSERT_FALSE(none.is_discarded());
+  EXPECT_EQ(none["in_force"]["from"], "default") << none.dump();
+  EXPECT_TRUE(none["live"]["metadata"].is_null()) << none.dump();
+  const auto refused = show("bad-policy");
+  ASSERT_FALSE(refused.is_discarded());
+  EXPECT_NE(refused["live"]["refused"].get<std::string>().find("mode=\"sometimes\""), std::string::npos)
+      << refused.dump();
+  EXPECT_TRUE(refused["in_force"]["policy"].is_null()) << refused.dump();
 }
 
 TEST(HostdPolicyCommand, SetWritesThroughLibvirtAndReadsBack) {

@@ -127,6 +127,32 @@ TEST(HostdPrometheus, TheShippedRulesAndDashboardWorkOnTheLivePage) {
   work.write("/page.txt", page);
   const std::string lint = runShell("promtool check metrics < " + dir + "/page.txt 2>&1; echo \"exit $?\"");
   EXPECT_EQ(lint, "exit 0\n") << "promtool check metrics on the live page";
+  // status --json: the same decision for scripts; an unknown request is answered, not hung on.
+  const std::string statusCommand =
+      std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir + "/hostd.toml status --json";
+  const auto status = nlohmann::json::parse(runShell(statusCommand), nullptr, false);
+  ASSERT_FALSE(status.is_discarded()) << runShell(statusCommand);
+  ASSERT_EQ(status["vms"].size(), 2u) << status.dump();
+  for (const auto& vm : status["vms"]) {
+    EXPECT_EQ(vm["hint_vcpus"], 1) << vm.dump();
+    EXPECT_EQ(vm["vcpus"], 4) << vm.dump();
+    EXPECT_EQ(vm["agent_state"], "cooperative") << vm.dump();
+    EXPECT_TRUE(vm["applied_cpus"].is_string()) << vm.dump();
+    EXPECT_FALSE(vm["reason"].get<std::string>().empty()) << vm.dump();
+  }
+  EXPECT_EQ(status["contention"], true) << status.dump();
+  EXPECT_EQ(runShell("printf 'bogus\\n' | socat -t5 - UNIX-CONNECT:" + dir + "/hostd.sock"),
+            "error: unknown request (this vcpufold-hostd answers \"status\" and \"status json\")\n");
+
+  // What the daemon is, and how each VM's agent stands (one state at 1).
+  EXPECT_NE(page.find("vcpufold_build_info{version=\"" VCPUFOLD_VERSION "\"} 1\n"), std::string::npos) << page;
+  EXPECT_NE(page.find("vcpufold_tick_interval_seconds 0.3\n"), std::string::npos) << page;
+  EXPECT_NE(page.find("vcpufold_config_last_reload_successful 1\n"), std::string::npos) << page;
+  for (const char* vm : {"vm1", "vm2"}) {
+    const std::string prefix = std::string("vcpufold_vm_agent_state{vm=\"") + vm + "\",state=\"";
+    EXPECT_NE(page.find(prefix + "cooperative\"} 1\n"), std::string::npos) << page;
+    EXPECT_NE(page.find(prefix + "no_agent\"} 0\n"), std::string::npos) << page;
+  }
 
   const std::set<std::string> onPage = namesOnPage(page);
   const std::regex metricName("vcpufold_[a-z0-9_]+");

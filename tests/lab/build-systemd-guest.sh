@@ -5,9 +5,11 @@
 # whole root file system is the initramfs (no disk image, no loop devices):
 # the kernel unpacks it into memory and runs systemd from it.
 #
-# Usage: tests/lab/build-systemd-guest.sh [--uninstalled] AGENT_DEB
+# Usage: tests/lab/build-systemd-guest.sh [--uninstalled] [--with FILE]... AGENT_DEB
 #   --uninstalled: the package is left in /root/ for the test to install, as
 #                  the README's quick start does (image initramfs-systemd-uninstalled)
+#   --with FILE:   FILE is copied into the guest's /root/ too (a package to
+#                  upgrade to, say)
 # Env:   VCPUFOLD_LAB_DIR (default /var/tmp/vcpufold-lab)
 #        DEBIAN_MIRROR    (default http://deb.debian.org/debian)
 # The base system (debootstrap, a few minutes) is cached under the lab
@@ -19,11 +21,18 @@ lab_dir=${VCPUFOLD_LAB_DIR:-/var/tmp/vcpufold-lab}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 uninstalled=0
-if [[ "${1:-}" == --uninstalled ]]; then
-  uninstalled=1
-  shift
-fi
-deb=${1:?usage: build-systemd-guest.sh [--uninstalled] AGENT_DEB}
+extra_files=()
+while [[ "${1:-}" == --* ]]; do
+  case $1 in
+    --uninstalled) uninstalled=1; shift ;;
+    --with) extra_files+=("${2:?--with needs a file}"); shift 2 ;;
+    *) echo "build-systemd-guest: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+deb=${1:?usage: build-systemd-guest.sh [--uninstalled] [--with FILE]... AGENT_DEB}
+for file in "${extra_files[@]}"; do
+  [[ -f "$file" ]] || { echo "build-systemd-guest: no such file: $file" >&2; exit 2; }
+done
 [[ -f "$deb" ]] || { echo "build-systemd-guest: no such package: $deb" >&2; exit 2; }
 command -v debootstrap >/dev/null || { echo "build-systemd-guest: debootstrap is not installed" >&2; exit 1; }
 
@@ -31,10 +40,14 @@ source "$here/lib/cloud-kernel.sh"
 fetch_cloud_kernel "$lab_dir" || exit 1
 
 # The base: systemd as init, udev, D-Bus (the agent talks to systemd over
-# it) and the agent's own dependencies, so that dpkg -i needs nothing more.
+# it) and the packages' dependencies, so that dpkg -i needs nothing more.
 # The dependencies go in with apt inside the new system: debootstrap's own
 # resolver would satisfy libsystemd0 with libelogind0, which conflicts.
-depends=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/^ *//; s/[ (|].*//' | grep -v '^$' | sort -u | paste -sd' ')
+# libvirt0 and libxml2 are the hostd package's libraries beyond those: its unit
+# is tested under this guest's systemd too (tests/e2e/hostd_systemd_e2e_test.cpp).
+# The list is the same for every caller, so the cached base serves them all.
+depends=$( (dpkg-deb -f "$deb" Depends | tr ',' '\n'; printf 'libvirt0\nlibxml2\n') |
+  sed 's/^ *//; s/[ (|].*//' | grep -v '^$' | sort -u | paste -sd' ')
 packages="systemd,systemd-sysv,udev,kmod,dbus,procps"
 base="$lab_dir/debian-systemd-base"
 if [[ "$(cat "$base/.packages" 2>/dev/null)" != "$packages $depends" ]]; then
@@ -74,6 +87,8 @@ else
     { cat "$lab_dir/systemd-guest-dpkg.log" >&2; exit 1; }
   rm "$staging/tmp/agent.deb"
 fi
+
+for file in "${extra_files[@]}"; do cp "$file" "$staging/root/"; done
 
 # The lab control port service (a test aid, not the product).
 install -m 755 "$here/guest/lab-control" "$staging/usr/local/sbin/lab-control"

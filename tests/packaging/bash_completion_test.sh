@@ -37,6 +37,7 @@ expect() { # description, expected, got
 expect "modes" "policy status " "$(complete_line vcpufold-hostd "")"
 expect "options" "--oneshot " "$(complete_line vcpufold-hostd --ones)"
 expect "log levels" "debug " "$(complete_line vcpufold-hostd --log-level de)"
+expect "status's option" "--json " "$(complete_line vcpufold-hostd status --)"
 if command -v virsh >/dev/null 2>&1; then
   expect "VM names from libvirt" "bad-policy explicit-path no-channel " \
     "$(complete_line vcpufold-hostd --connect "$uri" policy "")"
@@ -46,4 +47,5 @@ expect "policy keys" "max-vcpus= min-vcpus= mode= " "$(complete_line vcpufold-ho
 expect "modes after mode=" "mode=auto mode=fixed mode=guest mode=off " \
   "$(complete_line vcpufold-hostd policy web1 set weight=2 mode=)"
 expect "scopes" "--config --live " "$(complete_line vcpufold-hostd policy web1 set weight=2 --)"
+expect "show's options" "--config --json --live " "$(complete_line vcpufold-hostd policy web1 show --)"
 ((failures == 0)) || exit 1

@@ -43,7 +43,8 @@ case $component in
       ./usr/share/doc/vcpufold-hostd/hostd.md ./usr/share/doc/vcpufold-hostd/changelog.gz
       ./usr/share/vcpufold-hostd/channel.xml ./usr/share/doc/vcpufold-hostd/copyright
       ./usr/share/vcpufold-hostd/prometheus/vcpufold-rules.yml ./usr/share/vcpufold-hostd/grafana/vcpufold-dashboard.json
-      ./usr/share/bash-completion/completions/vcpufold-hostd)
+      ./usr/share/bash-completion/completions/vcpufold-hostd ./usr/share/doc/vcpufold-hostd/examples/metrics-remote.conf
+      ./usr/share/vcpufold-hostd/prometheus/vcpufold-agent-missing-rules.yml)
     unit_lines=('ProtectSystem=strict' 'ReadWritePaths=/run/vcpufold' 'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6'
       'NoNewPrivileges=yes' 'WantedBy=multi-user.target' 'Type=notify' 'WatchdogSec=30s' 'IPAddressDeny=any'
       'IPAddressAllow=localhost' 'SocketBindAllow=tcp:9477' 'LimitNOFILE=16384' 'UMask=0077' 'PrivateIPC=yes'
@@ -129,6 +130,31 @@ if [[ $component == agent && ! -d /run/systemd/system ]]; then
   for _ in $(seq 50); do [[ -S $work/agent.sock ]] && break; sleep 0.1; done
   check "agent runs before removal" "kill -0 $agent_pid"
 fi
+# Upgrade to the next version (scripts/build-debs.sh's DEB_DIR/next: the same
+# sources, a higher version): an edited conffile and an administrator's
+# disable survive it, and the new binary is in place.
+next_debs=("$deb_dir/next/${package}"_*_amd64.deb)
+if [[ ${#next_debs[@]} -eq 1 && -f ${next_debs[0]} ]]; then
+  echo "# edited by the package test" >>"/etc/vcpufold/${component}.toml"
+  wants=/etc/systemd/system/multi-user.target.wants/vcpufold-hostd.service
+  if [[ $component == hostd ]]; then
+    check "enabled on installation" "test -L $wants"
+    systemctl disable vcpufold-hostd.service >/dev/null 2>&1 || true
+    check "an administrator can disable it" "! test -e $wants"
+  fi
+  if dpkg -i "${next_debs[0]}" >"$work/upgrade.log" 2>&1; then
+    next_version=$(dpkg-deb -f "${next_debs[0]}" Version)
+    check "upgraded binary is $next_version" "$binary --version | grep -qF '$package $next_version'"
+    check "the edited conffile survives the upgrade" "grep -q 'edited by the package test' /etc/vcpufold/${component}.toml"
+    [[ $component != hostd ]] || check "the administrator's disable survives the upgrade" "! test -e $wants"
+  else
+    cat "$work/upgrade.log"
+    check "dpkg -i of the next version succeeds" false
+  fi
+else
+  check "the next version to upgrade to is in $deb_dir/next" false
+fi
+
 dpkg --purge "$package" >"$work/purge.log" 2>&1 || cat "$work/purge.log"
 if [[ -n $agent_pid ]]; then
   check "prerm stopped the running agent" "! kill -0 $agent_pid 2>/dev/null || { sleep 1; ! kill -0 $agent_pid 2>/dev/null; }"

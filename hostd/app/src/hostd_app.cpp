@@ -15,6 +15,7 @@
 #include "vcpufold/hostd/qmp_inventory.h"
 #include "vcpufold/hostd/status_table.h"
 #include "vcpufold/hostd/text_servers.h"
+#include "vcpufold/hostd/version.h"
 
 namespace vcpufold::hostd {
 namespace {
@@ -94,7 +95,7 @@ int runHostd(const HostdOptions& options) {
 int runHostdOneshot(const HostdOptions& options) {
   auto parts = partsOrSay(options, false);
   if (!parts) return kExitConfig;
-  std::printf("vcpufold-hostd %s --oneshot: %s, sampling for %u ms\n", VCPUFOLD_VERSION,
+  std::printf("vcpufold-hostd %s --oneshot: %s, sampling for %u ms\n", kHostdVersion,
               parts->inventory->describe().c_str(), parts->config.intervalMs);
   auto report = HostdDaemon::observeOnce(*parts);
   for (const auto& note : parts->inventory->takeNotes()) std::printf("%s\n", note.c_str());
@@ -113,13 +114,14 @@ int runHostdOneshot(const HostdOptions& options) {
   return 0;
 }
 
-int printHostdStatus(const HostdOptions& options) {
+int printHostdStatus(const HostdOptions& options, bool json) {
   auto config = loadConfig(options);
   if (!config)
     std::fprintf(stderr, "vcpufold-hostd status: %s\n(trying the default control socket)\n",
                  config.error().message.c_str());
   const std::string socket = config ? config->controlSocket : paths::kHostdControlSocket;
-  auto text = readControlSocket(RootedFs(options.root).resolve(socket).string());
+  auto text = readControlSocket(RootedFs(options.root).resolve(socket).string(),
+                               json ? kControlStatusJsonRequest : kControlStatusRequest);
   if (!text) {
     std::fprintf(stderr, "vcpufold-hostd status: %s\n", text.error().message.c_str());
     return 1;

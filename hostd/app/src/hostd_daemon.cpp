@@ -27,8 +27,10 @@
 #include "vcpufold/hostd/decision_memory.h"
 #include "vcpufold/hostd/inventory_worker.h"
 #include "vcpufold/hostd/metrics.h"
+#include "vcpufold/hostd/status_json.h"
 #include "vcpufold/hostd/status_table.h"
 #include "vcpufold/hostd/text_servers.h"
+#include "vcpufold/hostd/version.h"
 
 namespace vcpufold::hostd {
 namespace {
@@ -67,6 +69,12 @@ DecisionSettings decisionSettingsOf(const HostdConfig& config) {
                           config.rules};
 }
 
+// Wall-clock time for the metrics' timestamps (start, last reload), in whole seconds.
+double unixSecondsNow() {
+  return static_cast<double>(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
 }  // namespace
 
 struct HostdDaemon::Impl {
@@ -93,6 +101,7 @@ struct HostdDaemon::Impl {
   // The newest inventory snapshot; what the decisions remember of earlier ones.
   std::optional<HostSnapshot> snapshot;
   Clock::time_point startedAt = Clock::now();
+  DaemonFacts facts;  // the metrics' build, start, tick and reload
   std::vector<VmRecord> records;
   DecisionMemory memory;
   std::optional<Clock::time_point> eventDecisionAt;
@@ -450,6 +459,7 @@ struct HostdDaemon::Impl {
   };
   CachedPage metricsPage;
   CachedPage statusPage;
+  CachedPage statusJsonPage;
 
   const std::string& cached(CachedPage& page, const std::function<std::string()>& render) {
     if (page.decision != decisions) {
@@ -467,12 +477,17 @@ struct HostdDaemon::Impl {
         counters.metricsAcceptErrors = metrics->acceptErrors();
       }
       counters.metricsListening = metrics != nullptr;
-      return renderMetrics(memory.latest(), tickDuration, counters);
+      facts.tickIntervalSeconds = config().intervalMs / 1000.0;
+      return renderMetrics(memory.latest(), tickDuration, counters, facts);
     });
   }
 
   std::string renderStatusPage() {
     return cached(statusPage, [this] { return renderStatusTable(memory.latest(), true); });
+  }
+
+  std::string renderStatusJsonPage() {
+    return cached(statusJsonPage, [this] { return renderStatusJson(memory.latest()); });
   }
 
   // A busy port must not keep hints from flowing: the daemon runs on and
@@ -510,8 +525,11 @@ struct HostdDaemon::Impl {
     auto next = parts.reloadConfig();
     if (!next) {
       log().error("SIGHUP: configuration refused, the running one stays: {}", next.error().message);
+      facts.lastReloadSuccessful = false;
       return;
     }
+    facts.lastReloadSuccessful = true;
+    facts.lastReloadSuccessTimeSeconds = unixSecondsNow();
     const auto plan = planHostdReload(config(), *next);
     parts.config = plan.applied;
     parts.log->set_level(spdlog::level::from_str(plan.applied.logLevel));
@@ -537,7 +555,7 @@ int HostdDaemon::run() {
   impl.log().info(
       "vcpufold-hostd {} starting: {}, tick {} ms, lease {} ticks, unfold after {} ms, reserve {} CPUs, "
       "hold on missing inputs {} ms",
-      VCPUFOLD_VERSION, impl.parts.inventory->describe(), config.intervalMs, config.ttlTicks, config.unfoldDelayMs,
+      kHostdVersion, impl.parts.inventory->describe(), config.intervalMs, config.ttlTicks, config.unfoldDelayMs,
       config.reserveCpus, config.missingInputHoldMs);
   impl.startMetrics();
   if (!config.controlSocket.empty()) {
@@ -545,7 +563,8 @@ int HostdDaemon::run() {
     std::error_code ignored;
     std::filesystem::create_directories(directory, ignored);
     auto control = ControlServer::start(impl.io, impl.parts.fs.resolve(config.controlSocket).string(),
-                                        [&impl] { return impl.renderStatusPage(); });
+                                        ControlSources{[&impl] { return impl.renderStatusPage(); },
+                                                       [&impl] { return impl.renderStatusJsonPage(); }});
     if (!control) {
       impl.log().error("{}", control.error().message);
       return 1;
@@ -568,6 +587,9 @@ int HostdDaemon::run() {
       });
   impl.worker->start();
   impl.startedAt = Clock::now();
+  impl.facts.version = kHostdVersion;
+  impl.facts.startTimeSeconds = unixSecondsNow();
+  impl.facts.lastReloadSuccessTimeSeconds = impl.facts.startTimeSeconds;
   impl.nextTick = impl.startedAt;
   impl.scheduleTick();
   std::uint64_t watchdogUsec = 0;

@@ -7,6 +7,7 @@
 #include "vcpufold/common/exit_status.h"
 #include "vcpufold/hostd/hostd_app.h"
 #include "vcpufold/hostd/policy_command.h"
+#include "vcpufold/hostd/version.h"
 
 int main(int argc, char** argv) {
   vcpufold::keepLargeBlocksAllocated();
@@ -18,7 +19,7 @@ int main(int argc, char** argv) {
       "vcpufold-hostd"};
   app.footer(
       "Modes (default: run as a daemon until SIGTERM):\n"
-      "  status           print the per-VM table of the running daemon (root)\n"
+      "  status [--json]  print the per-VM table of the running daemon (root); --json: as JSON\n"
       "  --check-config   parse and validate the configuration, print it, exit\n"
       "  --oneshot        sample every VM for one tick, print demand, delay, shares and hints with reasons, exit\n"
       "  policy VM [show | set KEY=VALUE... | clear] [--live] [--config]\n"
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
   checkFlag->excludes(oneshotFlag);
   app.add_flag("-V,--version", version, "print the version and exit");
   auto* status = app.add_subcommand("status", "print the running daemon's per-VM table");
+  bool statusJson = false;
+  status->add_flag("--json", statusJson, "the same as one JSON object (pools, VMs, hints, agent states), for scripts");
   vcpufold::hostd::PolicyRequest policyRequest;
   auto* policy = app.add_subcommand(
       "policy", "show, set or clear a libvirt VM's fold policy (its metadata), checked as hostd reads it");
@@ -53,6 +56,7 @@ int main(int argc, char** argv) {
   policy->require_subcommand(0, 1);
   auto* policyShow =
       policy->add_subcommand("show", "print the live and persistent policy and the one in force (default)");
+  policyShow->add_flag("--json", policyRequest.json, "the same as one JSON object, for scripts");
   auto* policySet = policy->add_subcommand("set",
                                            "change keys of the policy: mode=auto|off|fixed|guest, vcpus=N (fixed), "
                                            "min-vcpus=N, max-vcpus=N, weight=1..10000; KEY= unsets");
@@ -67,7 +71,7 @@ int main(int argc, char** argv) {
   }
 
   if (version) {
-    std::printf("vcpufold-hostd %s\n", VCPUFOLD_VERSION);
+    std::printf("vcpufold-hostd %s\n", vcpufold::hostd::kHostdVersion);
     return 0;
   }
   options.root = root;
@@ -78,7 +82,7 @@ int main(int argc, char** argv) {
   if (!logLevel.empty()) options.logLevel = logLevel;
   if (app.count("--metrics")) options.metricsAddress = metrics;
   if (!control.empty()) options.controlSocket = control;
-  if (status->parsed()) return vcpufold::hostd::printHostdStatus(options);
+  if (status->parsed()) return vcpufold::hostd::printHostdStatus(options, statusJson);
   if (policy->parsed()) {
     using Action = vcpufold::hostd::PolicyRequest::Action;
     policyRequest.action = policySet->parsed() ? Action::Set : policyClear->parsed() ? Action::Clear : Action::Show;

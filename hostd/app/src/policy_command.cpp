@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "vcpufold/common/config_file.h"
 #include "vcpufold/common/log_text.h"
@@ -159,6 +161,56 @@ int show(PolicyStore& store, const PolicyRequest& request, const PolicyStore::Do
   return 0;
 }
 
+nlohmann::json policyJson(const FoldPolicy& policy) {
+  const auto optional = [](const std::optional<std::uint32_t>& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  };
+  return {{"mode", foldModeName(policy.mode)},
+          {"vcpus", optional(policy.fixedVcpus)},
+          {"min_vcpus", policy.minVcpus},
+          {"max_vcpus", optional(policy.maxVcpus)},
+          {"weight", optional(policy.weight)}};
+}
+
+nlohmann::json scopeJson(const std::optional<ScopePolicy>& scope) {
+  if (!scope) return nullptr;  // the VM has no such definition
+  if (!scope->xml) return {{"metadata", nullptr}, {"policy", policyJson(FoldPolicy{})}, {"refused", nullptr}};
+  return {{"metadata", *scope->xml},
+          {"policy", scope->error ? nlohmann::json(nullptr) : policyJson(scope->policy)},
+          {"refused", scope->error ? nlohmann::json(*scope->error) : nlohmann::json(nullptr)}};
+}
+
+// show --json: the same reading as show, as one object for scripts.
+int showJson(PolicyStore& store, const PolicyRequest& request, const PolicyStore::DomainState& state,
+             const HostdConfig& hostdConfig) {
+  std::optional<ScopePolicy> live, config;
+  for (const auto& [wanted, scope, target] :
+       {std::tuple{state.running, PolicyScope::Live, &live}, std::tuple{state.persistent, PolicyScope::Config, &config}}) {
+    if (!wanted) continue;
+    auto read = readScope(store, request.vm, scope);
+    if (!read) return std::fprintf(stderr, "vcpufold-hostd policy: %s\n", shown(read.error().message).c_str()), 1;
+    *target = *read;
+  }
+  const ScopePolicy& inForce = live ? *live : *config;
+  nlohmann::json force;
+  if (!inForce.xml) {
+    if (const auto rule = ruleFor(store, request.vm, hostdConfig))
+      force = {{"policy", policyJson(rule->second)}, {"from", rule->first}};
+    else
+      force = {{"policy", policyJson(inForce.policy)}, {"from", "default"}};
+  } else if (inForce.error) {
+    force = {{"policy", nullptr}, {"from", "the last valid policy hostd read"}};
+  } else {
+    force = {{"policy", policyJson(inForce.policy)}, {"from", live ? "live metadata" : "persistent definition"}};
+  }
+  const nlohmann::json out = {{"vm", request.vm},         {"running", state.running}, {"persistent", state.persistent},
+                              {"uri", store.uri()},       {"live", scopeJson(live)},  {"config", scopeJson(config)},
+                              {"in_force", force}};
+  // dump() escapes control characters: names and metadata come from VM owners.
+  std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  return 0;
+}
+
 }  // namespace
 
 Expected<FoldPolicy> applyPolicyAssignments(const FoldPolicy& current, const std::vector<std::string>& assignments) {
@@ -214,7 +266,8 @@ int runPolicyCommand(const HostdOptions& options, const PolicyRequest& request) 
   if (!store) return fail(store.error().message);
   auto state = store->state(request.vm);
   if (!state) return fail(state.error().message);
-  if (request.action == PolicyRequest::Action::Show) return show(*store, request, *state, config);
+  if (request.action == PolicyRequest::Action::Show)
+    return request.json ? showJson(*store, request, *state, config) : show(*store, request, *state, config);
 
   auto scopes = policyScopesFor(request, *state);
   if (!scopes) return fail(scopes.error().message);

@@ -16,6 +16,7 @@
 
 #include "vcpufold/common/log_text.h"
 #include "vcpufold/common/log_throttle.h"
+#include "vcpufold/hostd/version.h"
 #include "vcpufold/protocol/session.h"
 #include "vcpufold/protocol/version.h"
 
@@ -50,7 +51,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   static protocol::Hello hostHello() {
     return protocol::Hello{protocol::Role::Host,
                            {std::begin(protocol::kSupportedVersions), std::end(protocol::kSupportedVersions)},
-                           std::string(kSoftware) + " " + VCPUFOLD_VERSION,
+                           std::string(kSoftware) + " " + kHostdVersion,
                            std::nullopt};
   }
 

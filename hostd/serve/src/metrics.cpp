@@ -15,8 +15,20 @@ void TickDurationHistogram::observe(double seconds) {
 }
 
 std::string renderMetrics(const TickReport& report, const TickDurationHistogram& tickDuration,
-                          const DaemonCounters& counters) {
+                          const DaemonCounters& counters, const DaemonFacts& facts) {
   PrometheusText w;
+  w.family("vcpufold_build_info", "gauge", "1, labelled with the running hostd's version.");
+  w.sample("vcpufold_build_info", "version=\"" + prometheusLabelValue(facts.version) + "\"", 1);
+  w.family("process_start_time_seconds", "gauge", "When hostd started, in seconds since the Unix epoch.");
+  w.sample("process_start_time_seconds", "", facts.startTimeSeconds);
+  w.family("vcpufold_tick_interval_seconds", "gauge", "The tick in force (hostd.interval_ms).");
+  w.sample("vcpufold_tick_interval_seconds", "", facts.tickIntervalSeconds);
+  w.family("vcpufold_config_last_reload_successful", "gauge",
+           "0 when the last SIGHUP's configuration was refused (the one before it runs on); 1 otherwise.");
+  w.sample("vcpufold_config_last_reload_successful", "", facts.lastReloadSuccessful ? 1 : 0);
+  w.family("vcpufold_config_last_reload_success_timestamp_seconds", "gauge",
+           "When the configuration in force was taken (start or reload), in seconds since the Unix epoch.");
+  w.sample("vcpufold_config_last_reload_success_timestamp_seconds", "", facts.lastReloadSuccessTimeSeconds);
   w.family("vcpufold_tick_inputs_complete", "gauge",
            "1 when the last decision had every input; 0 when hints were held or withdrawn.");
   w.sample("vcpufold_tick_inputs_complete", "", report.inputsMissing ? 0 : 1);
@@ -118,6 +130,9 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
       {"vcpufold_vm_applied_cpus", "gauge", "CPUs the agent reports applied for the last acknowledged hint."},
       {"vcpufold_vm_weight", "gauge", "The VM's weight on the cpu.weight scale."},
       {"vcpufold_vm_agent_cooperative", "gauge", "1 when an agent is connected and acknowledges hints."},
+      {"vcpufold_vm_agent_state", "gauge",
+       "1 for the VM's agent state: no_channel, no_agent (a port, no agent hello), not_acknowledging, penalised, "
+       "cooperative; 0 for the others."},
       {"vcpufold_vm_agent_folds_on_auto_hints", "gauge",
        "1 when the VM's agent folds on auto hints; 0 when it declines for its guest kernel class (labelled; "
        "absent: no agent hello)."},
@@ -155,6 +170,11 @@ std::string renderMetrics(const TickReport& report, const TickDurationHistogram&
         w.sample(name, labels, static_cast<double>(channel.lastAck->applied.size()));
       if (name == "vcpufold_vm_weight") w.sample(name, labels, vm.weight);
       if (name == "vcpufold_vm_agent_cooperative") w.sample(name, labels, channel.cooperative ? 1 : 0);
+      if (name == "vcpufold_vm_agent_state") {
+        const std::string state = agentStateName(vm);
+        for (const char* each : kAgentStates)
+          w.sample(name, labels + ",state=\"" + each + "\"", state == each ? 1 : 0);
+      }
       if (name == "vcpufold_vm_agent_folds_on_auto_hints" && channel.agentHello && channel.agentHello->agent) {
         const auto& agent = *channel.agentHello->agent;
         w.sample(name, labels + ",kernel_class=\"" + prometheusLabelValue(agent.kernelClass.value_or("unknown")) + "\"",

@@ -29,6 +29,7 @@ constexpr auto kClientTimeout = std::chrono::seconds(5);
 constexpr auto kHttpDeadline = std::chrono::seconds(2);     // a whole exchange, from accept to close
 constexpr std::size_t kMaxHttpConnections = 32;           // more: the oldest is closed
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);  // after EMFILE and the like
+constexpr std::size_t kMaxControlRequestBytes = 256;             // a request line; longer: closed
 
 // One HTTP exchange: read the request head (bounded), answer, close.
 void serveHttp(std::shared_ptr<asio::ip::tcp::socket> socket, TextSource metrics, asio::io_context& io) {
@@ -149,12 +150,12 @@ Expected<std::unique_ptr<MetricsServer>> MetricsServer::start(asio::io_context& 
 }
 
 struct ControlServer::Impl : std::enable_shared_from_this<Impl> {
-  Impl(asio::io_context& context, std::string socketPath, TextSource source)
-      : io(context), acceptor(context), path(std::move(socketPath)), status(std::move(source)) {}
+  Impl(asio::io_context& context, std::string socketPath, ControlSources sources)
+      : io(context), acceptor(context), path(std::move(socketPath)), pages(std::move(sources)) {}
   asio::io_context& io;
   asio::local::stream_protocol::acceptor acceptor;
   std::string path;
-  TextSource status;
+  ControlSources pages;
 
   void accept() {
     auto socket = std::make_shared<asio::local::stream_protocol::socket>(io);
@@ -165,6 +166,15 @@ struct ControlServer::Impl : std::enable_shared_from_this<Impl> {
     });
   }
 
+  // The answer to one request line.
+  std::string answer(std::string request) const {
+    if (!request.empty() && request.back() == '\r') request.pop_back();
+    if (request == kControlStatusRequest) return pages.table();
+    if (request == kControlStatusJsonRequest) return pages.json();
+    return "error: unknown request (this vcpufold-hostd answers \"" + std::string(kControlStatusRequest) + "\" and \"" +
+           kControlStatusJsonRequest + "\")\n";
+  }
+
   void serve(const std::shared_ptr<asio::local::stream_protocol::socket>& socket) {
     // The file mode already keeps others out; the peer's credentials say so again.
     ucred peer{};
@@ -172,16 +182,28 @@ struct ControlServer::Impl : std::enable_shared_from_this<Impl> {
     if (::getsockopt(socket->native_handle(), SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 ||
         (peer.uid != 0 && peer.uid != ::geteuid()))
       return;
-    auto text = std::make_shared<std::string>(status());
+    // The whole exchange, request and answer, within the client timeout.
     auto timer = std::make_shared<asio::steady_timer>(io, kClientTimeout);
     timer->async_wait([socket](const error_code& error) {
       if (!error) socket->close();
     });
-    asio::async_write(*socket, asio::buffer(*text), [socket, text, timer](const error_code&, std::size_t) {
-      timer->cancel();
-      error_code ignored;
-      socket->shutdown(asio::local::stream_protocol::socket::shutdown_both, ignored);
-    });
+    auto request = std::make_shared<asio::streambuf>(kMaxControlRequestBytes);
+    asio::async_read_until(
+        *socket, *request, '\n',
+        [self = shared_from_this(), socket, request, timer](const error_code& error, std::size_t bytes) {
+          if (error) {
+            timer->cancel();
+            return;  // no line within the bound, or the client went away
+          }
+          std::string line(asio::buffers_begin(request->data()),
+                           asio::buffers_begin(request->data()) + static_cast<std::ptrdiff_t>(bytes - 1));
+          auto text = std::make_shared<std::string>(self->answer(std::move(line)));
+          asio::async_write(*socket, asio::buffer(*text), [socket, text, timer](const error_code&, std::size_t) {
+            timer->cancel();
+            error_code ignored;
+            socket->shutdown(asio::local::stream_protocol::socket::shutdown_both, ignored);
+          });
+        });
   }
 };
 
@@ -193,8 +215,8 @@ ControlServer::~ControlServer() {
 }
 
 Expected<std::unique_ptr<ControlServer>> ControlServer::start(asio::io_context& io, const std::string& socketPath,
-                                                              TextSource status) {
-  auto impl = std::make_shared<Impl>(io, socketPath, std::move(status));
+                                                              ControlSources pages) {
+  auto impl = std::make_shared<Impl>(io, socketPath, std::move(pages));
   ::unlink(socketPath.c_str());  // a stale socket of an earlier run
   error_code error;
   const asio::local::stream_protocol::endpoint endpoint(socketPath);
@@ -207,12 +229,14 @@ Expected<std::unique_ptr<ControlServer>> ControlServer::start(asio::io_context& 
   return std::unique_ptr<ControlServer>(new ControlServer(impl));
 }
 
-Expected<std::string> readControlSocket(const std::string& socketPath, std::chrono::milliseconds timeout) {
+Expected<std::string> readControlSocket(const std::string& socketPath, const std::string& request,
+                                        std::chrono::milliseconds timeout) {
   if (socketPath.size() > 107) return Error{socketPath + ": path too long for a UNIX socket"};
   asio::io_context io;
   asio::local::stream_protocol::socket socket(io);
   asio::steady_timer deadline(io, timeout);
   std::string text;
+  const auto line = std::make_shared<std::string>(request + "\n");
   auto buffer = std::make_shared<std::array<char, 4096>>();
   error_code result;
   bool timedOut = false;
@@ -239,7 +263,14 @@ Expected<std::string> readControlSocket(const std::string& socketPath, std::chro
       deadline.cancel();
       return;
     }
-    readMore();
+    asio::async_write(socket, asio::buffer(*line), [&, line](const error_code& written, std::size_t) {
+      if (written) {
+        result = written;
+        deadline.cancel();
+        return;
+      }
+      readMore();
+    });
   });
   io.run();
   if (timedOut)

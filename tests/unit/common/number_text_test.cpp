@@ -19,6 +19,10 @@ TEST(NumberText, FixedDecimalsRoundsAsPrintfDoes) {
 TEST(NumberText, MetricNumbersAreShortAndSpellNonFiniteAsPrometheusDoes) {
   EXPECT_EQ(metricNumber(0.25), "0.25");
   EXPECT_EQ(metricNumber(1234), "1234");
+  // Whole numbers exactly: counters and Unix timestamps past nine digits.
+  EXPECT_EQ(metricNumber(1800000123), "1800000123");
+  EXPECT_EQ(metricNumber(-0.0), "0");
+  EXPECT_EQ(metricNumber(1e300), "1e+300");
   EXPECT_EQ(metricNumber(0.000001), "1e-06");
   EXPECT_EQ(metricNumber(1.0 / 3), "0.333333333");
   EXPECT_EQ(metricNumber(std::numeric_limits<double>::quiet_NaN()), "NaN");

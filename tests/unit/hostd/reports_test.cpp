@@ -197,6 +197,43 @@ TEST(StatusTable, AVmWhoseGuestKernelIsNotFoldedSaysSoInItsRowReasonAndMetrics) 
       << folding;
 }
 
+TEST(MetricsPage, AnAgentsStateTellsNoPortNoAgentBrokenAndCooperativeApart) {
+  VmReport vm;
+  EXPECT_STREQ(agentStateName(vm), "no_channel");
+  vm.record.channelSocket = "/run/vm.sock";
+  EXPECT_STREQ(agentStateName(vm), "no_agent") << "a port nobody answers on: never installed, or not started";
+  vm.channel.state = ChannelState::WaitingForHello;
+  EXPECT_STREQ(agentStateName(vm), "no_agent");
+  vm.channel.state = ChannelState::Ready;
+  vm.channel.agentHello = protocol::Hello{};
+  EXPECT_STREQ(agentStateName(vm), "not_acknowledging");
+  vm.channel.cooperative = true;
+  EXPECT_STREQ(agentStateName(vm), "cooperative");
+  vm.channel.cooperative = false;
+  vm.channel.state = ChannelState::Penalised;
+  EXPECT_STREQ(agentStateName(vm), "penalised");
+
+  TickReport report;
+  report.vms.push_back(vm);
+  DaemonFacts facts;
+  facts.version = "9.8.7";
+  facts.startTimeSeconds = 1'800'000'000;
+  facts.tickIntervalSeconds = 0.5;
+  facts.lastReloadSuccessful = false;
+  facts.lastReloadSuccessTimeSeconds = 1'800'000'100;
+  const std::string page = renderMetrics(report, TickDurationHistogram{}, DaemonCounters{}, facts);
+  const auto [status, output] = promtoolCheck(page);
+  EXPECT_EQ(status, 0) << output << "\n" << page;
+  for (const char* line :
+       {"vcpufold_build_info{version=\"9.8.7\"} 1\n", "process_start_time_seconds 1800000000\n",
+        "vcpufold_tick_interval_seconds 0.5\n", "vcpufold_config_last_reload_successful 0\n",
+        "vcpufold_config_last_reload_success_timestamp_seconds 1800000100\n",
+        "vcpufold_vm_agent_state{vm=\"\",state=\"penalised\"} 1\n",
+        "vcpufold_vm_agent_state{vm=\"\",state=\"cooperative\"} 0\n",
+        "vcpufold_vm_agent_state{vm=\"\",state=\"no_channel\"} 0\n"})
+    EXPECT_NE(page.find(line), std::string::npos) << line << page;
+}
+
 TEST(MetricsPage, PromtoolCatchesABrokenPage) {
   // The check above is only worth something if promtool refuses a bad page.
   const auto [status, output] = promtoolCheck("# TYPE x gauge\nx{vm=\"a} 1\n");

@@ -22,6 +22,7 @@ struct HostdOptions {
 int runHostd(const HostdOptions& options);
 int checkHostdConfig(const HostdOptions& options);
 int runHostdOneshot(const HostdOptions& options);
-int printHostdStatus(const HostdOptions& options);
+// json: the daemon's `status json` answer (status_json.h) instead of the table.
+int printHostdStatus(const HostdOptions& options, bool json = false);
 
 }  // namespace vcpufold::hostd

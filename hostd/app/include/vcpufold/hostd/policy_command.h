@@ -22,6 +22,7 @@ struct PolicyRequest {
   std::vector<std::string> assignments;  // set: KEY=VALUE
   bool live = false;                     // --live
   bool config = false;                   // --config
+  bool json = false;                     // show --json
 };
 
 // KEY=VALUE pairs, KEY one of the metadata's attributes (mode, vcpus,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "vcpufold/hostd/agent_state.h"
 #include "vcpufold/hostd/tick.h"
 
 namespace vcpufold::hostd {
@@ -35,7 +36,16 @@ struct DaemonCounters {
   bool metricsListening = true;
 };
 
+// What the daemon is: its build, when it started, its tick and its last reload.
+struct DaemonFacts {
+  std::string version;
+  double startTimeSeconds = 0.0;     // since the Unix epoch
+  double tickIntervalSeconds = 0.0;  // hostd.interval_ms in force
+  bool lastReloadSuccessful = true;  // the last SIGHUP's file validated (true before any)
+  double lastReloadSuccessTimeSeconds = 0.0;  // the last configuration taken: start or a reload
+};
+
 std::string renderMetrics(const TickReport& report, const TickDurationHistogram& tickDuration,
-                          const DaemonCounters& counters = {});
+                          const DaemonCounters& counters = {}, const DaemonFacts& facts = {});
 
 }  // namespace vcpufold::hostd

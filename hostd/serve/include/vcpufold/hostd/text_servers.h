@@ -40,10 +40,20 @@ class MetricsServer {
   std::shared_ptr<Impl> impl_;
 };
 
+// The control socket's requests, one line each; the answer follows and the
+// socket closes.
+inline constexpr const char* kControlStatusRequest = "status";           // the status table
+inline constexpr const char* kControlStatusJsonRequest = "status json";  // the same as JSON (status_json.h)
+
+struct ControlSources {
+  TextSource table;
+  TextSource json;
+};
+
 class ControlServer {
  public:
   static Expected<std::unique_ptr<ControlServer>> start(boost::asio::io_context& io, const std::string& socketPath,
-                                                        TextSource status);
+                                                        ControlSources pages);
   ~ControlServer();
 
  private:
@@ -52,9 +62,9 @@ class ControlServer {
   std::shared_ptr<Impl> impl_;
 };
 
-// The client side of `vcpufold-hostd status`: reads what the control socket
-// says, giving up after `timeout` (a wedged daemon must not hang the caller).
-Expected<std::string> readControlSocket(const std::string& socketPath,
+// The client side of `vcpufold-hostd status`: sends `request` and reads the
+// answer, giving up after `timeout` (a wedged daemon must not hang the caller).
+Expected<std::string> readControlSocket(const std::string& socketPath, const std::string& request = kControlStatusRequest,
                                         std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
 }  // namespace vcpufold::hostd

@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+namespace vcpufold::hostd {
+// The product version (CMake's VCPUFOLD_VERSION: the project's, or the Debian
+// package's), in one generated file so a new version recompiles only it.
+extern const char* const kHostdVersion;
+}  // namespace vcpufold::hostd

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// vcpufold-hostd's unit under a real systemd: the .deb installed by dpkg in a
+// Debian 12 guest that boots systemd (PID 1 is not systemd where CI runs, so
+// the unit's Type=notify, watchdog, reload, exit statuses and sandbox are
+// checked here, not offline). Skips, saying why, where QEMU, debootstrap or
+// root is missing.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "child_process.h"
+#include "lab_cleanup.h"
+#include "systemd_guest_test.h"
+
+namespace {
+
+const bool kLabCleanup = vcpufold::testing::registerLabCleanup();
+
+// hostd in the guest: the QMP inventory over an empty directory (no VMs in
+// the guest), metrics on loopback, INTERVAL_MS its tick.
+std::string configWithTick(const std::string& intervalMs) {
+  return "[hostd]\ninterval_ms = " + intervalMs +
+         "\n[inventory]\nbackend = \"qmp\"\nqmp_directory = \"/run/vcpufold-qmp\"\n";
+}
+
+class HostdUnderSystemd : public vcpufold::testing::SystemdGuestTest {
+ protected:
+  void SetUp() override {
+    bootGuest("vcpufold-hostd-systemd", true, [](const auto& packages) { return std::vector{packages.hostd}; });
+  }
+  void TearDown() override { shutDown("vcpufold-hostd"); }
+
+  // The lab's control port runs one line: the file goes through printf %b.
+  void writeConfig(const std::string& text) {
+    std::string escaped;
+    for (const char c : text) escaped += c == '\n' ? std::string("\\n") : c == '\'' ? std::string("'\\''") : std::string(1, c);
+    ASSERT_EQ(guestOutput("printf '%b' '" + escaped + "' >/etc/vcpufold/hostd.toml; echo $?"), "0\n");
+  }
+
+  std::string property(const std::string& name) {
+    std::string value = guestOutput("systemctl show -p " + name + " --value vcpufold-hostd.service");
+    if (!value.empty() && value.back() == '\n') value.pop_back();
+    return value;
+  }
+
+  const std::string journal_ = "journalctl -b -q --no-pager -o cat -u vcpufold-hostd.service";
+};
+
+TEST_F(HostdUnderSystemd, NotifyWatchdogReloadExitStatusAndSandbox) {
+  std::string seen;
+  ASSERT_EQ(guestOutput("mkdir -p /run/vcpufold-qmp && dpkg -i /root/" + fileName(packages_.hostd) + " >/root/dpkg.log 2>&1; echo $?"),
+            "0\n")
+      << guestOutput("cat /root/dpkg.log");
+  // Enabled and started by the package (dh_installsystemd), ready once ticking.
+  EXPECT_EQ(guestOutput("systemctl is-enabled vcpufold-hostd.service"), "enabled\n");
+  EXPECT_TRUE(waitForOutput("systemctl is-active vcpufold-hostd.service", "active\n", seen, kStepMs)) << seen;
+  writeConfig(configWithTick("1000"));
+  EXPECT_EQ(guestOutput("systemctl restart vcpufold-hostd.service; echo $?"), "0\n");
+  EXPECT_EQ(property("StatusText"), "ticking") << "READY=1 and STATUS= reach systemd (Type=notify)";
+  EXPECT_EQ(property("WatchdogUSec"), "30s");
+
+  // The watchdog is fed: its timestamp moves (a ping every 15 s).
+  const std::string firstPing = property("WatchdogTimestampMonotonic");
+  EXPECT_TRUE(vcpufold::testing::waitUntil([&] { return property("WatchdogTimestampMonotonic") != firstPing; }, 25'000,
+                                           1000))
+      << "no watchdog ping in 25 s after " << firstPing;
+
+  // The sandbox leaves hostd what it reads: its control socket answers with
+  // the pool it read from /proc and /sys, and it logged no error.
+  const std::string status = guestOutput("vcpufold-hostd status 2>&1");
+  EXPECT_NE(status.find("pool"), std::string::npos) << status;
+  // (This run's lines only: the first start, on the package's default libvirt
+  // inventory, found no libvirtd in the guest.)
+  EXPECT_EQ(guestOutput("journalctl -b -q --no-pager -o cat -p err _SYSTEMD_INVOCATION_ID=$(systemctl show -p "
+                        "InvocationID --value vcpufold-hostd.service)"),
+            "")
+      << "errors under the sandbox";
+  const std::string exposure =
+      guestOutput("systemd-analyze security vcpufold-hostd.service 2>/dev/null | sed -n 's/.*Overall exposure level for "
+                  ".*: \\([0-9.]*\\).*/\\1/p'");
+  EXPECT_FALSE(exposure.empty());
+  EXPECT_LE(std::stod(exposure.empty() ? "99" : exposure), 2.0) << exposure;
+
+  // systemctl reload: a good file is applied and named by key; a bad one fails
+  // the reload (ExecReload= checks it first) and the running one stays.
+  writeConfig(configWithTick("2000"));
+  EXPECT_EQ(guestOutput("systemctl reload vcpufold-hostd.service; echo $?"), "0\n");
+  EXPECT_TRUE(waitForOutput(journal_ + " | grep -c 'configuration reloaded: applied hostd.interval_ms'", "1\n", seen, 10'000))
+      << guestOutput(journal_ + " | tail -5");
+  const std::string pid = property("MainPID");
+  writeConfig(configWithTick("5"));
+  EXPECT_NE(guestOutput("systemctl reload vcpufold-hostd.service >/dev/null 2>&1; echo $?"), "0\n")
+      << "a reload with a bad file must fail";
+  EXPECT_EQ(guestOutput("systemctl is-active vcpufold-hostd.service"), "active\n");
+  EXPECT_EQ(property("MainPID"), pid) << "the running daemon stays";
+  EXPECT_NE(guestOutput(journal_ + " | grep -c 'hostd.interval_ms: 5 is out of range'"), "0\n")
+      << "the reason is in the journal";
+  EXPECT_EQ(guestOutput(journal_ + " | grep -c 'configuration refused'"), "0\n")
+      << "the daemon never saw the bad file: the check failed the reload first";
+
+  // A configuration that does not validate at start: exit 78, not restarted.
+  EXPECT_NE(guestOutput("systemctl restart vcpufold-hostd.service >/dev/null 2>&1; echo $?"), "0\n");
+  std::this_thread::sleep_for(std::chrono::seconds(5));  // two RestartSec= periods
+  EXPECT_EQ(property("ExecMainStatus"), "78");
+  EXPECT_EQ(property("NRestarts"), "0") << "RestartPreventExitStatus=64 78";
+  EXPECT_EQ(guestOutput("systemctl is-active vcpufold-hostd.service"), "failed\n");
+
+  // A good file again: it starts; a stop is clean.
+  writeConfig(configWithTick("1000"));
+  EXPECT_EQ(guestOutput("systemctl restart vcpufold-hostd.service; echo $?"), "0\n");
+  EXPECT_EQ(guestOutput("systemctl stop vcpufold-hostd.service; echo $?"), "0\n");
+  EXPECT_EQ(property("ExecMainStatus"), "0");
+  EXPECT_EQ(guestOutput("systemctl is-active vcpufold-hostd.service"), "inactive\n");
+}
+
+}  // namespace
