@@ -109,6 +109,34 @@ TEST_F(HostdUnderSystemd, NotifyWatchdogReloadExitStatusAndSandbox) {
   EXPECT_EQ(property("NRestarts"), "0") << "RestartPreventExitStatus=64 78";
   EXPECT_EQ(guestOutput("systemctl is-active vcpufold-hostd.service"), "failed\n");
 
+  // Remote scraping as hostd.md says: metrics on every address and the
+  // shipped drop-in naming the monitoring network. A scraper in another
+  // network namespace gets the page from that network's address, and nothing
+  // from another address of the same host (the unit drops it).
+  ASSERT_EQ(guestOutput("modprobe veth && ip netns add mon && ip link add veth-host type veth peer name veth-mon netns mon "
+                        "&& ip addr add 10.99.0.1/24 dev veth-host && ip addr add 10.98.0.1/24 dev veth-host && "
+                        "ip link set veth-host up && ip -n mon addr add 10.99.0.2/24 dev veth-mon && "
+                        "ip -n mon addr add 10.98.0.2/24 dev veth-mon && ip -n mon link set veth-mon up; echo $?"),
+            "0\n");
+  ASSERT_EQ(guestOutput("mkdir -p /etc/systemd/system/vcpufold-hostd.service.d && sed "
+                        "'s|^IPAddressAllow=.*|IPAddressAllow=10.99.0.0/24|' "
+                        "/usr/share/doc/vcpufold-hostd/examples/metrics-remote.conf "
+                        ">/etc/systemd/system/vcpufold-hostd.service.d/metrics-remote.conf && systemctl daemon-reload; "
+                        "echo $?"),
+            "0\n");
+  writeConfig(configWithTick("1000") + "[metrics]\naddress = \"[::]:9477\"\n");
+  EXPECT_EQ(guestOutput("systemctl restart vcpufold-hostd.service; echo $?"), "0\n");
+  const auto scrape = [&](const std::string& address) {
+    return guestOutput("ip netns exec mon timeout 5 bash -c 'exec 3<>/dev/tcp/" + address +
+                       "/9477 && printf \"GET /metrics HTTP/1.0\\r\\n\\r\\n\" >&3 && head -1 <&3' 2>&1 | tr -d '\\r'");
+  };
+  EXPECT_NE(scrape("10.99.0.1").find(" 200 "), std::string::npos) << scrape("10.99.0.1");
+  EXPECT_EQ(scrape("10.98.0.1").find(" 200 "), std::string::npos) << "a network the drop-in does not name got through";
+  EXPECT_EQ(guestOutput("rm /etc/systemd/system/vcpufold-hostd.service.d/metrics-remote.conf && systemctl "
+                        "daemon-reload && systemctl restart vcpufold-hostd.service; echo $?"),
+            "0\n");
+  EXPECT_EQ(scrape("10.99.0.1").find(" 200 "), std::string::npos) << "without the drop-in only loopback reaches it";
+
   // A good file again: it starts; a stop is clean.
   writeConfig(configWithTick("1000"));
   EXPECT_EQ(guestOutput("systemctl restart vcpufold-hostd.service; echo $?"), "0\n");

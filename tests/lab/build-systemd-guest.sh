@@ -48,7 +48,7 @@ fetch_cloud_kernel "$lab_dir" || exit 1
 # The list is the same for every caller, so the cached base serves them all.
 depends=$( (dpkg-deb -f "$deb" Depends | tr ',' '\n'; printf 'libvirt0\nlibxml2\n') |
   sed 's/^ *//; s/[ (|].*//' | grep -v '^$' | sort -u | paste -sd' ')
-packages="systemd,systemd-sysv,udev,kmod,dbus,procps"
+packages="systemd,systemd-sysv,udev,kmod,dbus,procps,iproute2"
 base="$lab_dir/debian-systemd-base"
 if [[ "$(cat "$base/.packages" 2>/dev/null)" != "$packages $depends" ]]; then
   rm -rf "$base"
@@ -74,6 +74,9 @@ module_dir="$kernel_root/lib/modules/$kernel_release"
 mkdir -p "$staging/lib/modules/$kernel_release/kernel/drivers/char"
 cp -a "$module_dir/kernel/drivers/virtio" "$staging/lib/modules/$kernel_release/kernel/drivers/"
 cp "$module_dir/kernel/drivers/char/virtio_console.ko" "$staging/lib/modules/$kernel_release/kernel/drivers/char/"
+# veth: the hostd test scrapes metrics from another network namespace.
+mkdir -p "$staging/lib/modules/$kernel_release/kernel/drivers/net"
+cp "$module_dir/kernel/drivers/net/veth.ko" "$staging/lib/modules/$kernel_release/kernel/drivers/net/"
 cp "$module_dir"/modules.{order,builtin,builtin.modinfo} "$staging/lib/modules/$kernel_release/"
 chroot "$staging" depmod "$kernel_release"
 

@@ -26,6 +26,7 @@ check() {
 }
 
 base=$lab_dir/debian-$release-minbase
+mkdir -p "$lab_dir"  # on a fresh machine this test may be the lab's first user
 if [[ ! -f $base/.complete ]]; then
   rm -rf "$base"
   echo "debootstrap --variant=minbase $release (cached in $base)"
