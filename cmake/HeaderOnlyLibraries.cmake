@@ -14,3 +14,13 @@ target_compile_definitions(vcpufold_header_only_libraries INTERFACE SPDLOG_FMT_E
 target_include_directories(vcpufold_header_only_libraries SYSTEM INTERFACE
   $<TARGET_PROPERTY:spdlog::spdlog,INTERFACE_INCLUDE_DIRECTORIES>)
 target_link_libraries(vcpufold_header_only_libraries INTERFACE fmt::fmt-header-only Threads::Threads)
+
+# toml++ 3.3 (Debian 12) reaches its own TOML_UNREACHABLE on some non-ASCII
+# input (a fuzz input: "I#J\ns = 3\ne\xEF\xBB\xAFm= 25"); the compiled library
+# Debian ships has the same code, unseen by the sanitizers until it was built
+# in. Under the sanitizers the files that include it do not trap on that one
+# check, so the fuzzers go on testing the rest; the defect is toml++'s
+# (docs/hostd.md, "Faults").
+if(VCPUFOLD_SANITIZE OR VCPUFOLD_FUZZ)
+  target_compile_options(vcpufold_header_only_libraries INTERFACE -fno-sanitize=unreachable)
+endif()
