@@ -59,8 +59,8 @@ keep_test_output() {
 }
 
 build release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVCPUFOLD_WERROR=ON
-# Where the release tree's package tests look for them (its packaging.build_debs
-# test finds them up to date).
+# The .debs go where the release tree's package tests look for them; its
+# packaging.build_debs test then finds them up to date.
 step "packages: dpkg-buildpackage, lintian"
 "$root/scripts/build-debs.sh" "$build_base/release/debs"
 # e2e tests boot QEMU guests that need both cores: they run alone, after the rest.
