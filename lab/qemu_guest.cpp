@@ -120,8 +120,8 @@ std::optional<std::string> systemdGuestUnavailableReason() {
 }
 
 std::optional<LabImage> buildSystemdGuestImage(const std::string& agentDeb, bool uninstalled, std::string& log,
-                                               const std::vector<std::string>& extraFiles) {
-  std::string options = uninstalled ? "--uninstalled " : "";
+                                               const std::vector<std::string>& extraFiles, const std::string& release) {
+  std::string options = "--release " + release + (uninstalled ? " --uninstalled " : " ");
   for (const auto& file : extraFiles) options += "--with " + file + " ";
   const std::string output =
       runShell(VCPUFOLD_SOURCE_DIR "/tests/lab/build-systemd-guest.sh " + options + agentDeb + " 2>&1");

@@ -50,11 +50,13 @@ std::optional<BuiltPackages> builtPackages(const std::filesystem::path& debDirec
 // Why the systemd guest cannot be built here (no QEMU, not root, no
 // debootstrap), or nullopt.
 std::optional<std::string> systemdGuestUnavailableReason();
-// tests/lab/build-systemd-guest.sh: a Debian 12 guest booting systemd and
-// udev, the agent .deb installed by dpkg or, `uninstalled`, left in /root/;
-// `extraFiles` are copied into its /root/ as well.
+// tests/lab/build-systemd-guest.sh: a Debian guest of `release` (bookworm,
+// Debian 12 on its 6.1 cloud kernel; trixie, Debian 13 on its 6.12 cloud
+// kernel) booting systemd and udev, the agent .deb installed by dpkg or,
+// `uninstalled`, left in /root/; `extraFiles` are copied into its /root/ as well.
 std::optional<LabImage> buildSystemdGuestImage(const std::string& agentDeb, bool uninstalled, std::string& log,
-                                               const std::vector<std::string>& extraFiles = {});
+                                               const std::vector<std::string>& extraFiles = {},
+                                               const std::string& release = "bookworm");
 
 struct QemuGuestSpec {
   LabImage image;

@@ -2,8 +2,8 @@
 // vcpufold-hostd's unit under a real systemd: the .deb installed by dpkg in a
 // Debian 12 guest that boots systemd (PID 1 is not systemd where CI runs, so
 // the unit's Type=notify, watchdog, reload, exit statuses and sandbox are
-// checked here, not offline). Skips, saying why, where QEMU, debootstrap or
-// root is missing.
+// checked here, not offline), and an upgrade of the running daemon. Skips,
+// saying why, where QEMU, debootstrap or root is missing.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -30,7 +30,8 @@ std::string configWithTick(const std::string& intervalMs) {
 class HostdUnderSystemd : public vcpufold::testing::SystemdGuestTest {
  protected:
   void SetUp() override {
-    bootGuest("vcpufold-hostd-systemd", true, [](const auto& packages) { return std::vector{packages.hostd}; });
+    bootGuest("vcpufold-hostd-systemd", true,
+              [](const auto& packages) { return std::vector{packages.hostd, packages.nextHostd}; });
   }
   void TearDown() override { shutDown("vcpufold-hostd"); }
 
@@ -137,12 +138,42 @@ TEST_F(HostdUnderSystemd, NotifyWatchdogReloadExitStatusAndSandbox) {
             "0\n");
   EXPECT_EQ(scrape("10.99.0.1").find(" 200 "), std::string::npos) << "without the drop-in only loopback reaches it";
 
-  // A good file again: it starts; a stop is clean.
+  // A good file again: it starts.
   writeConfig(configWithTick("1000"));
   EXPECT_EQ(guestOutput("systemctl restart vcpufold-hostd.service; echo $?"), "0\n");
+
+  // An upgrade to the next version restarts the running daemon on the new
+  // binary (dh_installsystemd's restart after upgrade) and keeps the edited
+  // configuration file (a conffile).
+  const std::string pidBefore = property("MainPID");
+  EXPECT_EQ(guestOutput("dpkg -i /root/" + fileName(packages_.nextHostd) + " >/root/upgrade.log 2>&1; echo $?"), "0\n")
+      << guestOutput("cat /root/upgrade.log");
+  EXPECT_TRUE(waitForOutput("systemctl is-active vcpufold-hostd.service", "active\n", seen)) << seen;
+  const std::string pidAfter = property("MainPID");
+  EXPECT_NE(pidAfter, pidBefore) << "not restarted by the upgrade";
+  EXPECT_EQ(guestOutput("readlink /proc/" + pidAfter + "/exe"), "/usr/sbin/vcpufold-hostd\n")
+      << "the running daemon is not the upgraded binary";
+  EXPECT_TRUE(waitForOutput("timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/9477 && printf \"GET /metrics HTTP/1.0\\r\\n\\r\\n\" >&3 "
+                            "&& cat <&3' | grep -c '^vcpufold_build_info{version=\"[^\"]*+next1\"} 1'",
+                            "1\n", seen, 20'000))
+      << "the running daemon does not report the new version";
+  EXPECT_EQ(guestOutput("grep -c '^interval_ms = 1000$' /etc/vcpufold/hostd.toml"), "1\n") << "the edit was lost";
+  EXPECT_EQ(guestOutput("systemctl is-enabled vcpufold-hostd.service"), "enabled\n");
+
+  // A stop is clean.
   EXPECT_EQ(guestOutput("systemctl stop vcpufold-hostd.service; echo $?"), "0\n");
   EXPECT_EQ(property("ExecMainStatus"), "0");
   EXPECT_EQ(guestOutput("systemctl is-active vcpufold-hostd.service"), "inactive\n");
+
+  // An administrator's disable and stop survive the next upgrade (here a
+  // reinstall of the same version): Debian's deb-systemd-invoke starts no
+  // disabled unit that is not running. (A running one it restarts, disabled
+  // or not, so that it runs the new binary.)
+  ASSERT_EQ(guestOutput("systemctl disable vcpufold-hostd.service 2>/dev/null; echo $?"), "0\n");
+  EXPECT_EQ(guestOutput("dpkg -i /root/" + fileName(packages_.nextHostd) + " >/root/upgrade.log 2>&1; echo $?"), "0\n")
+      << guestOutput("cat /root/upgrade.log");
+  EXPECT_EQ(guestOutput("systemctl is-enabled vcpufold-hostd.service"), "disabled\n");
+  EXPECT_EQ(guestOutput("systemctl is-active vcpufold-hostd.service"), "inactive\n") << "started by the package";
 }
 
 }  // namespace

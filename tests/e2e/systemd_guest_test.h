@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
-// A gtest fixture around the lab's Debian 12 guest that boots systemd and
-// udev (tests/lab/build-systemd-guest.sh), with the packages of
+// A gtest fixture around the lab's Debian guests (12, or 13) that boot systemd
+// and udev (tests/lab/build-systemd-guest.sh), with the packages of
 // VCPUFOLD_DEB_DIR: the package tests' common set-up, guest commands and
 // polling. Skips, saying why, where QEMU, debootstrap or root is missing.
 
@@ -26,11 +26,13 @@ class SystemdGuestTest : public ::testing::Test {
   static constexpr int kBootMs = 300'000;  // systemd under TCG, from a 60 MB initramfs
   static constexpr int kStepMs = 60'000;
 
-  // Boots the guest: the agent package installed (or, `agentUninstalled`,
-  // left in /root/), and the packages `extraFiles` picks from builtPackages()
-  // copied into /root/. A fatal failure ends the test.
+  // Boots the guest of Debian `release` (bookworm or trixie): the agent
+  // package installed (or, `agentUninstalled`, left in /root/), and the
+  // packages `extraFiles` picks from builtPackages() copied into /root/. A
+  // fatal failure ends the test.
   void bootGuest(const std::string& name, bool agentUninstalled,
-                 const std::function<std::vector<std::string>(const BuiltPackages&)>& extraFiles) {
+                 const std::function<std::vector<std::string>(const BuiltPackages&)>& extraFiles,
+                 const std::string& release = "bookworm") {
     if (auto reason = systemdGuestUnavailableReason()) GTEST_SKIP() << "end-to-end tests skipped: " << *reason;
     runDirectory_ = std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
     std::filesystem::create_directories(runDirectory_);
@@ -39,9 +41,9 @@ class SystemdGuestTest : public ::testing::Test {
     ASSERT_TRUE(built) << log;
     packages_ = *built;
     const auto started = std::chrono::steady_clock::now();
-    const auto image = buildSystemdGuestImage(packages_.agent, agentUninstalled, log, extraFiles(packages_));
+    const auto image = buildSystemdGuestImage(packages_.agent, agentUninstalled, log, extraFiles(packages_), release);
     ASSERT_TRUE(image) << log;
-    std::printf("guest image built in %.0f s\n",
+    std::printf("%s guest image built in %.0f s\n", release.c_str(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     guest_ = std::make_unique<QemuGuest>(QemuGuestSpec{*image, runDirectory_, "2", "1536M", "systemd.show_status=0"});
     std::printf("guest under %s in %s\n", QemuGuest::accelerator().c_str(), runDirectory_.c_str());

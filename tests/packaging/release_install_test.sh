@@ -25,20 +25,12 @@ check() {
   if eval "$2"; then passed=$((passed + 1)); else echo "FAILED: $1"; failed=$((failed + 1)); fi
 }
 
-base=$lab_dir/debian-$release-minbase
-mkdir -p "$lab_dir"  # on a fresh machine this test may be the lab's first user
-if [[ ! -f $base/.complete ]]; then
-  rm -rf "$base"
-  echo "debootstrap --variant=minbase $release (cached in $base)"
-  debootstrap --variant=minbase "$release" "$base" "$mirror" >"$lab_dir/debootstrap-$release.log" 2>&1 ||
-    { tail -20 "$lab_dir/debootstrap-$release.log"; exit 1; }
-  rm -rf "$base"/var/cache/apt/archives/*.deb
-  touch "$base/.complete"
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/../lab/lib/debian-base.sh"
+debian_minbase "$lab_dir" "$release" "$mirror"
 
 root=$(mktemp -d /var/tmp/vcpufold-bare-XXXXXX)
 trap 'rm -rf "$root"' EXIT
-cp -a "$base/." "$root/"
+cp -a "$minbase/." "$root/"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 echo "deb $mirror $release main" >"$root/etc/apt/sources.list"
 in_root() { chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C "$@"; }

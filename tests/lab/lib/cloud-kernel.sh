@@ -6,6 +6,8 @@
 # carries, Debian 13's kernel series), with apt-get download (never installed
 # on the host), unpacks it once under LAB_DIR and sets kernel_release,
 # kernel_root (the unpacked package) and kernel_image (its vmlinuz).
+# unpack_kernel_deb LAB_DIR DEB does the same for a kernel package already
+# downloaded (another release's, fetched with that release's package lists).
 fetch_cloud_kernel() {
   local lab_dir=$1 meta=${2:-linux-image-cloud-amd64} version
   version=$(apt-cache depends "$meta" 2>/dev/null |
@@ -20,5 +22,18 @@ fetch_cloud_kernel() {
       apt-get download "linux-image-$kernel_release" >/dev/null 2>&1)
     rm -rf "$kernel_root" && mkdir -p "$kernel_root"
     dpkg-deb -x "$(ls "$lab_dir/debs/linux-image-${kernel_release}_"*.deb | head -1)" "$kernel_root"
+  fi
+}
+
+unpack_kernel_deb() {
+  local lab_dir=$1 deb=$2
+  [[ -f "$deb" ]] || { echo "no kernel package $deb" >&2; return 1; }
+  kernel_release=$(dpkg-deb -f "$deb" Package | sed -n 's/^linux-image-\(.*-cloud-amd64\)$/\1/p')
+  [[ -n "$kernel_release" ]] || { echo "$deb is not a cloud kernel package" >&2; return 1; }
+  kernel_root="$lab_dir/kernel-$kernel_release"
+  kernel_image="$kernel_root/boot/vmlinuz-$kernel_release"
+  if [[ ! -f "$kernel_image" ]]; then
+    rm -rf "$kernel_root" && mkdir -p "$kernel_root"
+    dpkg-deb -x "$deb" "$kernel_root"
   fi
 }
