@@ -136,10 +136,20 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
     // hostd's word for an agent that did not answer a hint within its lease.
     sample.overdueAcks = countOccurrences(hostdLines, "not acknowledged in");
     sample.hintChanges = planned.mode == GuestMode::Unfolded ? 0 : hintChangesAfterSettling(hostdLines);
+    // The agents' logs: each hint's arrival, in the guest's clock, which the
+    // measured unit's window is in too (its steady-time hint changes).
+    const auto agentLogs = planned.mode == GuestMode::Unfolded ? std::vector<std::string>{}
+                                                                : lab.onEveryGuest("cat /tmp/gb/agent.log", 60'000);
+    double steadySeconds = 0;
+    for (std::size_t guest = 0; guest < agentLogs.size() && guest < logs.size(); ++guest)
+      if (const auto window = measuredUnitWindow(logs[guest])) {
+        sample.steadyHintChanges += hintChangesWithin(agentLogs[guest], window->start, window->end);
+        steadySeconds += window->end - window->start;
+      }
+    if (!agentLogs.empty()) sample.steadyMinutes = steadySeconds / static_cast<double>(agentLogs.size()) / 60;
     if (sample.overdueAcks > 0) {
       // The agents' side of those episodes (each hint's arrival and apply
-      // time, in the guest's clock) beside hostd's log, to tell who waited.
-      const auto agentLogs = lab.onEveryGuest("cat /tmp/gb/agent.log", 60'000);
+      // time) beside hostd's log, to tell who waited.
       for (std::size_t guest = 0; guest < agentLogs.size(); ++guest)
         writeWholeFile(settings.workDirectory + "/" + hostdLog.substr(0, hostdLog.size() - 4) + "-agent-" +
                            std::to_string(guest + 1) + ".log",
@@ -163,9 +173,12 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
       sample.unitSeconds.push_back(*seconds);
       line += " " + format("%.2f", *seconds) + " s";
     }
-    std::printf("%s (%.4f units/s%s%s)\n", line.c_str(), sample.throughput(),
+    std::printf("%s (%.4f units/s%s%s%s)\n", line.c_str(), sample.throughput(),
                 sample.overdueAcks ? (", " + std::to_string(sample.overdueAcks) + " overdue acks").c_str() : "",
-                sample.hintChanges ? (", " + std::to_string(sample.hintChanges) + " further hint changes").c_str() : "");
+                sample.hintChanges ? (", " + std::to_string(sample.hintChanges) + " further hint changes").c_str() : "",
+                sample.steadyHintChanges
+                    ? (", " + std::to_string(sample.steadyHintChanges) + " in steady time").c_str()
+                    : "");
     std::fflush(stdout);
     report.samples.push_back(sample);
   }

@@ -86,18 +86,24 @@ std::vector<PlannedRun> interleavedPlan(unsigned repetitions, const std::vector<
   return plan;
 }
 
-std::optional<double> measuredUnitSeconds(const std::string& unitLog) {
+std::optional<UnitWindow> measuredUnitWindow(const std::string& unitLog) {
   std::istringstream lines(unitLog);
-  std::vector<double> durations;
+  std::vector<UnitWindow> units;
   for (std::string line; std::getline(lines, line);) {
     if (line.empty()) continue;
     std::istringstream fields(line);
-    double start = 0, end = 0;
-    if (!(fields >> start >> end) || end < start) return std::nullopt;  // "failed", or garbage
-    durations.push_back(end - start);
+    UnitWindow unit;
+    if (!(fields >> unit.start >> unit.end) || unit.end < unit.start) return std::nullopt;  // "failed", or garbage
+    units.push_back(unit);
   }
-  if (durations.size() < 2 || durations[1] <= 0) return std::nullopt;
-  return durations[1];
+  if (units.size() < 2 || units[1].end <= units[1].start) return std::nullopt;
+  return units[1];
+}
+
+std::optional<double> measuredUnitSeconds(const std::string& unitLog) {
+  const auto window = measuredUnitWindow(unitLog);
+  if (!window) return std::nullopt;
+  return window->end - window->start;
 }
 
 }  // namespace vcpufold::bench

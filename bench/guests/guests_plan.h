@@ -72,5 +72,10 @@ std::vector<PlannedRun> interleavedPlan(unsigned repetitions, const std::vector<
 // so the second always runs against a full load. nullopt when there is none
 // or a unit failed.
 std::optional<double> measuredUnitSeconds(const std::string& unitLog);
+// When that unit ran: its start and end in the guest's uptime (s).
+struct UnitWindow {
+  double start = 0, end = 0;
+};
+std::optional<UnitWindow> measuredUnitWindow(const std::string& unitLog);
 
 }  // namespace vcpufold::bench

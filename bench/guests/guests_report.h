@@ -25,6 +25,11 @@ struct GuestSample {
   unsigned overdueAcks = 0;         // hostd's "not acknowledged in" lines in this measurement
   unsigned hintChanges = 0;         // hostd's hint changes after each guest's first (see hintChangesAfterSettling)
   double minutes = 0;               // from hostd's start to the workload's end
+  // Preferred-count changes the agents received during their measured unit
+  // (steady load: every guest busy, the first fold long done), summed over
+  // guests (see hintChangesWithin), and that unit's mean length.
+  unsigned steadyHintChanges = 0;
+  double steadyMinutes = 0;
   // Units per second over all guests: the throughput the modes are compared by.
   double throughput() const;
 };
@@ -66,6 +71,12 @@ struct GuestsReportInput {
 // first change (the fold when the workload starts) left out: the workloads
 // are steady, so every further change is one a steady hint would not make.
 unsigned hintChangesAfterSettling(const std::string& hostdLog);
+// The changes of the preferred count an agent received between fromSeconds
+// and toSeconds of its guest's clock, from its debug log ("hint seq N (V
+// vCPUs) received at T ms", T on CLOCK_MONOTONIC, the clock of the guest's
+// uptime): a hint whose count differs from the one before it. The same
+// count renewed is no change.
+unsigned hintChangesWithin(const std::string& agentLog, double fromSeconds, double toSeconds);
 
 std::string guestsCsv(const std::vector<GuestSample>& samples);
 // The ratio mode a / mode b of one actuator and workload, paired: the median

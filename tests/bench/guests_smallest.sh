@@ -40,9 +40,14 @@ grep -q '^| hackbench-pipe (`cpuset`) | message | vcpufold / unfolded | ' "$md" 
   fail "no emulated ratio beside the real one"
 grep -q '^##### Overdue acknowledgements and hint changes' "$md" || fail "no count of overdue acknowledgements"
 for mode in vcpufold fixed; do
-  grep -Eq "^\| \`cpuset\` \| $mode \| [0-9]+ of 1 \| [0-9]+ \| [0-9]+ of 1 \| [0-9.]+, [0-9.]+ \|$" "$md" ||
-    fail "overdue acknowledgements and hint changes not counted for the $mode measurement"
+  grep -Eq "^\| \`cpuset\` \| $mode \| [0-9]+ of 1 \| [0-9]+ \| [0-9]+ of 1 \| [0-9.]+, [0-9.]+ \| [0-9]+ of 1 \| [0-9.]+, [0-9.]+ \|$" "$md" ||
+    fail "overdue acknowledgements, hint changes and steady-time changes not counted for the $mode measurement"
 done
+# The steady-time changes come from the agents' logs and the measured units' windows.
+grep -Eq '^\| `cpuset`: 0 preferred-count changes per minute in steady time \(vcpufold\) \| median [0-9.]+, max [0-9.]+ /min \| (met|missed) \|$' "$md" ||
+  fail "no steady-time target"
+steady=$(awk -F, 'NR > 1 && $3 == "vcpufold" { print $12 }' "$results/results.csv" | sort -u)
+[[ -n $steady && $steady != 0.000 ]] || fail "no steady time measured for the vcpufold measurement (${steady:-none})"
 # What ran on each guest's vCPUs, read in every measurement: 3 modes x 2 guests.
 [[ $(grep -c '^# cpuset ' "$results/where.txt") == 6 ]] || fail "where.txt lacks a guest's record"
 grep -q '^stat 3 ' "$results/where.txt" || fail "where.txt has no per-vCPU /proc/stat deltas"

@@ -100,6 +100,11 @@ TEST(GuestsPlan, TheMeasuredUnitIsTheSecond) {
   EXPECT_FALSE(measuredUnitSeconds("61.20 70.50\nfailed\n"));       // the second unit failed
   EXPECT_FALSE(measuredUnitSeconds("61.20 70.50\n75.00 74.00\n"));  // ended before it started
   EXPECT_FALSE(measuredUnitSeconds("cat: can't open '/tmp/gb/units'\n"));
+  const auto window = measuredUnitWindow("61.20 70.50\n70.52 74.27\n74.30 80.00\n");
+  ASSERT_TRUE(window);
+  EXPECT_DOUBLE_EQ(window->start, 70.52);
+  EXPECT_DOUBLE_EQ(window->end, 74.27);
+  EXPECT_FALSE(measuredUnitWindow("61.20 70.50\nfailed\n"));
 }
 
 TEST(GuestsReport, ThroughputIsUnitsPerSecondSummedOverTheGuests) {
@@ -222,10 +227,13 @@ TEST(GuestsReport, TheCsvHasOneRowPerGuest) {
   GuestSample sample{"kernel", "files", GuestMode::Fixed, 2, {4.0, 5.0}, 3};
   sample.hintChanges = 4;
   sample.minutes = 1.5;
+  sample.steadyHintChanges = 1;
+  sample.steadyMinutes = 0.075;
   EXPECT_EQ(guestsCsv({sample}),
-            "actuator,workload,mode,repetition,guest,unit_s,units_per_s_all_guests,overdue_acks,hint_changes,minutes\n"
-            "kernel,files,fixed,2,1,4.000,0.45000,3,4,1.50\n"
-            "kernel,files,fixed,2,2,5.000,0.45000,3,4,1.50\n");
+            "actuator,workload,mode,repetition,guest,unit_s,units_per_s_all_guests,overdue_acks,hint_changes,minutes,"
+            "steady_hint_changes,steady_minutes\n"
+            "kernel,files,fixed,2,1,4.000,0.45000,3,4,1.50,1,0.075\n"
+            "kernel,files,fixed,2,2,5.000,0.45000,3,4,1.50,1,0.075\n");
 }
 
 TEST(GuestsReport, CountsOverdueAcknowledgementsAndHintChangesPerActuatorAndModeWithHostd) {
@@ -236,9 +244,24 @@ TEST(GuestsReport, CountsOverdueAcknowledgementsAndHintChangesPerActuatorAndMode
   samples[5].overdueAcks = 1;  // repetition 2, fixed
   samples[0].overdueAcks = 7;  // unfolded has no hostd: never counted
   samples[0].hintChanges = 9;
+  for (auto& sample : samples) sample.steadyMinutes = 0.5;
+  samples[4].steadyHintChanges = 1;  // repetition 2, vcpufold: one change in steady time
+  samples[3].steadyHintChanges = 5;  // unfolded: never counted
   const std::string report = renderGuestsReport(inputWith(samples, {"hackbench-pipe"}));
-  EXPECT_NE(report.find("| `cpuset` | vcpufold | 1 of 3 | 2 | 1 of 3 | 0.0, 2.0 |"), std::string::npos) << report;
-  EXPECT_NE(report.find("| `cpuset` | fixed | 1 of 3 | 1 | 0 of 3 | 0.0, 0.0 |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| `cpuset` | vcpufold | 1 of 3 | 2 | 1 of 3 | 0.0, 2.0 | 1 of 3 | 0.0, 2.0 |"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("| `cpuset` | fixed | 1 of 3 | 1 | 0 of 3 | 0.0, 0.0 | 0 of 3 | 0.0, 0.0 |"), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("| `cpuset`: 0 preferred-count changes per minute in steady time (vcpufold) | median 0.0, "
+                        "max 2.0 /min | missed |"),
+            std::string::npos)
+      << report;
+  samples[4].steadyHintChanges = 0;
+  EXPECT_NE(renderGuestsReport(inputWith(samples, {"hackbench-pipe"}))
+                .find("| `cpuset`: 0 preferred-count changes per minute in steady time (vcpufold) | median 0.0, "
+                      "max 0.0 /min | met |"),
+            std::string::npos);
 }
 
 TEST(GuestsReport, HintChangesAfterEachGuestsFirstAreCounted) {
@@ -256,6 +279,26 @@ TEST(GuestsReport, HintChangesAfterEachGuestsFirstAreCounted) {
       "info: vcpufold-bench-guest-1: hint 1 -> none: the lease runs out\n";
   EXPECT_EQ(hintChangesAfterSettling(log), 2u);
   EXPECT_EQ(hintChangesAfterSettling(""), 0u);
+}
+
+TEST(GuestsReport, SteadyHintChangesAreTheAgentsChangesOfCountWithinTheWindow) {
+  // Lines as the agent writes them at debug level (its hint log, the
+  // guest's monotonic clock), with its other lines between.
+  const std::string log =
+      "info: online CPUs in 0-3\n"
+      "debug: hint seq 1 (4 vCPUs) received at 20100.500 ms, applied in 0.210 ms\n"
+      "debug: hint seq 2 (1 vCPUs) received at 31000.000 ms, applied in 3.100 ms\n"
+      "info: folded onto 0 via cpuset: host hint seq 2 (1 vCPUs)\n"
+      "debug: hint seq 3 (1 vCPUs) received at 41000.000 ms, applied in 0.100 ms\n"
+      "debug: hint seq 4 (2 vCPUs) received at 52000.000 ms, applied in 1.000 ms\n"
+      "debug: hint seq 5 (2 vCPUs) received at 53000.000 ms, applied in 0.100 ms\n"
+      "debug: hint seq 6 (1 vCPUs) received at 61000.000 ms, applied in 1.000 ms\n"
+      "debug: hint seq 7 (4 vCPUs) received at 75000.000 ms, applied in 1.000 ms\n"
+      "debug: hint seq x (9 vCPUs) received at 62000.000 ms\n";
+  EXPECT_EQ(hintChangesWithin(log, 40.0, 70.0), 2u);   // 1 -> 2 at 52 s, 2 -> 1 at 61 s; renewals are not changes
+  EXPECT_EQ(hintChangesWithin(log, 0.0, 100.0), 4u);   // the first hint is no change; the fold at 31 s and 75 s are
+  EXPECT_EQ(hintChangesWithin(log, 62.0, 74.0), 0u);
+  EXPECT_EQ(hintChangesWithin("", 0.0, 100.0), 0u);
 }
 
 TEST(WhereRan, ReadsTheGuestsDiffLines) {
