@@ -3,7 +3,8 @@
 # The test command: installs what the build needs (Debian 12, as root), then
 # builds and runs every test in three configurations:
 #   release   RelWithDebInfo, gcc             (ctest: all labels, e2e and kernel included)
-#   sanitize  ASan + UBSan, gcc               (ctest: all but e2e, packaging and kernel, which the release build covers)
+#   sanitize  ASan + UBSan, gcc               (ctest: all but e2e, packaging and kernel, which the release build covers;
+#                                              the guest tests are not compiled there)
 #   fuzz      libFuzzer + ASan + UBSan, clang (ctest: label fuzz, 30 s per target)
 # and builds the two Debian packages as Debian does (scripts/build-debs.sh:
 # dpkg-buildpackage -us -uc -b with debhelper's hardening=+all, then lintian),
