@@ -282,15 +282,20 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
           changed += sample.hintChanges > 0;
           perMinute.push_back(sample.minutes > 0 ? sample.hintChanges / sample.minutes : 0.0);
           steadyChanged += sample.steadyHintChanges > 0;
-          steadyPerMinute.push_back(sample.steadyMinutes > 0 ? sample.steadyHintChanges / sample.steadyMinutes : 0.0);
+          // A measurement whose units' windows were not read has no steady time: not a 0.
+          if (sample.steadyMinutes > 0) steadyPerMinute.push_back(sample.steadyHintChanges / sample.steadyMinutes);
         }
       if (measurements == 0) continue;
       out << "| `" << actuator.actuator << "` | " << guestModeName(mode) << " | " << with << " of " << measurements
           << " | " << episodes << " | " << changed << " of " << measurements << " | "
           << format("%.1f", medianOf(perMinute)) << ", "
           << format("%.1f", *std::max_element(perMinute.begin(), perMinute.end())) << " | " << steadyChanged << " of "
-          << measurements << " | " << format("%.1f", medianOf(steadyPerMinute)) << ", "
-          << format("%.1f", *std::max_element(steadyPerMinute.begin(), steadyPerMinute.end())) << " |\n";
+          << measurements << " | "
+          << (steadyPerMinute.empty()
+                  ? std::string("no steady time")
+                  : format("%.1f", medianOf(steadyPerMinute)) + ", " +
+                        format("%.1f", *std::max_element(steadyPerMinute.begin(), steadyPerMinute.end())))
+          << " |\n";
     }
   }
   out << "\n";

@@ -262,6 +262,13 @@ TEST(GuestsReport, CountsOverdueAcknowledgementsAndHintChangesPerActuatorAndMode
                 .find("| `cpuset`: 0 preferred-count changes per minute in steady time (vcpufold) | median 0.0, "
                       "max 0.0 /min | met |"),
             std::string::npos);
+  // Without the units' windows there is no steady time: said, never a 0 and never met.
+  for (auto& sample : samples) sample.steadyMinutes = 0;
+  const std::string unread = renderGuestsReport(inputWith(samples, {"hackbench-pipe"}));
+  EXPECT_NE(unread.find("| `cpuset` | vcpufold | 1 of 3 | 2 | 1 of 3 | 0.0, 2.0 | 0 of 3 | no steady time |"),
+            std::string::npos)
+      << unread;
+  EXPECT_EQ(unread.find("in steady time (vcpufold)"), std::string::npos) << unread;
 }
 
 TEST(GuestsReport, HintChangesAfterEachGuestsFirstAreCounted) {
