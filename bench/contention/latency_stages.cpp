@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <sstream>
 
 namespace vcpufold::bench {
 
@@ -62,10 +63,17 @@ std::vector<double> readEarlyStatusTimes(const std::string& agentLog) {
 }
 
 std::vector<AgentHint> readAgentHints(const std::string& agentLog) {
+  std::ifstream file(agentLog);
+  std::stringstream text;
+  text << file.rdbuf();
+  return parseAgentHints(text.str());
+}
+
+std::vector<AgentHint> parseAgentHints(const std::string& agentLogText) {
   const std::regex received(R"(\((\d+) vCPUs\) received at ([0-9.]+) ms, applied in ([0-9.]+) ms)");
   std::vector<AgentHint> hints;
-  std::ifstream file(agentLog);
-  for (std::string line; std::getline(file, line);) {
+  std::istringstream lines(agentLogText);
+  for (std::string line; std::getline(lines, line);) {
     std::smatch match;
     if (std::regex_search(line, match, received))
       hints.push_back({std::stod(match[2]), std::stod(match[3]), static_cast<unsigned>(std::stoul(match[1]))});

@@ -26,6 +26,8 @@ struct AgentHint {
 // own clock); unreadable files give nothing.
 std::vector<double> readDecisionTimes(const std::string& hostdLog);
 std::vector<AgentHint> readAgentHints(const std::string& agentLog);
+// The same from the log's text.
+std::vector<AgentHint> parseAgentHints(const std::string& agentLogText);
 std::vector<double> readEarlyStatusTimes(const std::string& agentLog);
 
 // hostd's tick decisions only (a decision between ticks names its reason).

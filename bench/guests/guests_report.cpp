@@ -4,14 +4,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <exception>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
-#include <string_view>
 
 #include "bench_text.h"
+#include "latency_stages.h"
 
 namespace vcpufold::bench {
 
@@ -139,29 +138,12 @@ unsigned hintChangesAfterSettling(const std::string& hostdLog) {
 }
 
 unsigned hintChangesWithin(const std::string& agentLog, double fromSeconds, double toSeconds) {
-  static constexpr std::string_view kHint = "hint seq ";
-  std::optional<unsigned long> previous;
+  std::optional<unsigned> previous;
   unsigned changes = 0;
-  std::istringstream lines(agentLog);
-  for (std::string line; std::getline(lines, line);) {
-    const std::size_t at = line.find(kHint);
-    if (at == std::string::npos) continue;
-    std::istringstream fields(line.substr(at + kHint.size()));
-    unsigned long seq = 0, vcpus = 0;
-    double receivedMs = 0;
-    std::string open, unit, received, word;
-    // "N (V vCPUs) received at T ms"
-    if (!(fields >> seq >> open >> unit >> received >> word >> receivedMs) || open.size() < 2 || open[0] != '(' ||
-        unit != "vCPUs)" || received != "received" || word != "at")
-      continue;
-    try {
-      vcpus = std::stoul(open.substr(1));
-    } catch (const std::exception&) {
-      continue;
-    }
-    const double seconds = receivedMs / 1000;
-    if (previous && *previous != vcpus && seconds >= fromSeconds && seconds <= toSeconds) ++changes;
-    previous = vcpus;
+  for (const AgentHint& hint : parseAgentHints(agentLog)) {
+    const double seconds = hint.receivedMs / 1000;
+    if (previous && *previous != hint.vcpus && seconds >= fromSeconds && seconds <= toSeconds) ++changes;
+    previous = hint.vcpus;
   }
   return changes;
 }
@@ -264,11 +246,6 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
          "| actuator | mode | measurements with an overdue ack | episodes | measurements with a further hint change | "
          "changes per minute: median, max | measurements with a change in steady time | steady changes per minute: "
          "median, max |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-  const auto medianOf = [](std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-  };
   for (const auto& actuator : input.actuators) {
     if (!actuator.skipped.empty()) continue;
     for (const GuestMode mode : {GuestMode::Vcpufold, GuestMode::Fixed}) {
@@ -288,12 +265,12 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
       if (measurements == 0) continue;
       out << "| `" << actuator.actuator << "` | " << guestModeName(mode) << " | " << with << " of " << measurements
           << " | " << episodes << " | " << changed << " of " << measurements << " | "
-          << format("%.1f", medianOf(perMinute)) << ", "
+          << format("%.1f", median(perMinute)) << ", "
           << format("%.1f", *std::max_element(perMinute.begin(), perMinute.end())) << " | " << steadyChanged << " of "
           << measurements << " | "
           << (steadyPerMinute.empty()
                   ? std::string("no steady time")
-                  : format("%.1f", medianOf(steadyPerMinute)) + ", " +
+                  : format("%.1f", median(steadyPerMinute)) + ", " +
                         format("%.1f", *std::max_element(steadyPerMinute.begin(), steadyPerMinute.end())))
           << " |\n";
     }
@@ -335,7 +312,7 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
     if (!steady.empty()) {
       const double worst = *std::max_element(steady.begin(), steady.end());
       out << "| `" << actuator.actuator << "`: 0 preferred-count changes per minute in steady time (vcpufold) | median "
-          << format("%.1f", medianOf(steady)) << ", max " << format("%.1f", worst) << " /min | "
+          << format("%.1f", median(steady)) << ", max " << format("%.1f", worst) << " /min | "
           << verdictName(worst == 0 ? Verdict::Met : Verdict::Missed) << " |\n";
     }
   }
