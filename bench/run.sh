@@ -2,16 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Builds and runs the benches, and writes what they measured into
 # docs/performance.md (plots into docs/images/, raw CSV into docs/data/),
-# between the "<!-- NAME:begin -->" and "<!-- NAME:end -->" markers. The
-# contention bench's standard set (every file in bench/contention/scenarios/)
-# takes about 33 minutes on 2 cores, the latency bench about 7 (emulated VMs,
-# then TCG guests under libvirt). `guests` (real guest kernels: TCG guests
-# under libvirt running hackbench and compute on Debian's stock 6.1 and 6.12
-# kernels and the patched kernel, five repetitions, about 75 minutes) is not
-# part of `all`: run it on its own.
+# between the "<!-- NAME:begin -->" and "<!-- NAME:end -->" markers.
+#   contention  the contention bench's standard set (every file in
+#               bench/contention/scenarios/), about 45 minutes on 2 cores
+#   latency     emulated VMs, then TCG guests under libvirt, about 7 minutes
+#   random      scenarios nobody wrote (vcpufold-bench-contention --random N
+#               --seed S), about 3 minutes a scenario
+#   all         contention, latency and random
+#   guests      real guest kernels: TCG guests under libvirt running hackbench
+#               and compute on Debian's stock 6.1 and 6.12 kernels and the
+#               patched kernel, five repetitions, about 75 minutes; not part
+#               of `all`: run it on its own
 #
-# Usage: bench/run.sh [contention|latency|all|guests]   (default all; needs root)
+# Usage: bench/run.sh [contention|latency|random|all|guests]   (default all; needs root)
 # Env:   VCPUFOLD_BUILD_DIR   build trees, as scripts/test.sh (release tree reused)
+#        RANDOM_SCENARIOS     how many scenarios `random` draws (default 20)
+#        RANDOM_SEED          their seed (default 1): the same seed, the same scenarios
 #        BENCH_ARGS           extra arguments for vcpufold-bench-contention, or with `guests` for
 #                             vcpufold-bench-guests (see their --help; e.g. "--scenario my-mix.toml",
 #                             "--only large-dynamic", "--actuators cpuset")
@@ -21,7 +27,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${VCPUFOLD_BUILD_DIR:-/var/tmp/vcpufold-build/$(printf '%s' "$root" | sha1sum | cut -c1-12)}/release
 which=${1:-all}
 doc="$root/docs/performance.md"
-case $which in contention|latency|all|guests) ;; *) sed -n '2,15p' "$0"; exit 2 ;; esac
+case $which in contention|latency|random|all|guests) ;; *) sed -n '2,23p' "$0"; exit 2 ;; esac
 
 "$root/scripts/install-deps.sh"
 # The commit the binaries are built from, read before the build.
@@ -66,6 +72,22 @@ if [[ $which == latency || $which == all ]]; then
     echo '```'
   } | tee "$out"
   replace_block latency "$out"
+fi
+if [[ $which == random || $which == all ]]; then
+  out=/var/tmp/vcpufold-bench/contention/random-results
+  rm -rf "$out"
+  # shellcheck disable=SC2086
+  VCPUFOLD_COMMIT=$commit "$build/bench/contention/vcpufold-bench-contention" --out "$out" --image-prefix images/random- \
+    --random "${RANDOM_SCENARIOS:-20}" --seed "${RANDOM_SEED:-1}" ${BENCH_ARGS:-}
+  mkdir -p "$root/docs/data"
+  cp "$out/results.csv" "$root/docs/data/contention-random-runs.csv"
+  # Every drawn scenario's file, so any row of the page can be run again alone.
+  rm -rf "$root/docs/data/random-scenarios"
+  cp -r "$out/random-scenarios" "$root/docs/data/random-scenarios"
+  # Plots of drawn scenarios are not kept: the table and the files say it.
+  sed -i '/^!\[/d' "$out/results.md"
+  sed -i 's#--scenario random-losses/#--scenario docs/data/random-scenarios/#' "$out/results.md"
+  replace_block random "$out/results.md"
 fi
 if [[ $which == guests ]]; then
   out=/var/tmp/vcpufold-bench/guests/results

@@ -216,11 +216,11 @@ void scenarioSection(std::ostringstream& out, const ScenarioOutcome& outcome, do
         break;
       case Schedule::Kind::Step:
         schedule = "step " + std::to_string(vm.schedule.first) + "->" + std::to_string(vm.schedule.second) +
-                   " tasks at " + format("%.0f s", vm.schedule.seconds);
+                   " tasks at " + format("%g s", vm.schedule.seconds);
         break;
       case Schedule::Kind::Square:
         schedule = "square " + std::to_string(vm.schedule.first) + "/" + std::to_string(vm.schedule.second) +
-                   " tasks, period " + format("%.0f s", vm.schedule.seconds);
+                   " tasks, period " + format("%g s", vm.schedule.seconds);
         break;
       case Schedule::Kind::Walk:
         schedule = "walk " + std::to_string(vm.schedule.second) + ".." + std::to_string(vm.schedule.third) +
@@ -320,10 +320,12 @@ std::string markdownReport(const ReportContext& context, const std::vector<Scena
          "interval clears it, *missed* when the whole interval falls short, and *not shown* otherwise. best-static "
          "and clairvoyant are found by measuring fixed counts (see each scenario's search line), not by hostd's "
          "arithmetic.\n\n";
-  out << "#### Targets\n\n| target | measured | verdict |\n| --- | --- | --- |\n";
-  for (const auto& line : evaluateTargets(outcomes, tickSeconds))
-    out << "| " << line.target << " | " << line.measured << " | " << verdictName(line.verdict)
-        << (line.note.empty() ? "" : " (" + line.note + ")") << " |\n";
+  if (context.standardTargets) {
+    out << "#### Targets\n\n| target | measured | verdict |\n| --- | --- | --- |\n";
+    for (const auto& line : evaluateTargets(outcomes, tickSeconds))
+      out << "| " << line.target << " | " << line.measured << " | " << verdictName(line.verdict)
+          << (line.note.empty() ? "" : " (" + line.note + ")") << " |\n";
+  }
   out << "\n#### Where vcpufold does not help\n\n";
   const auto losses = whereItDoesNotHelp(outcomes);
   if (losses.empty()) out << "Nowhere in this run: vcpufold's interval is above 1 against every other mode.\n";

@@ -21,6 +21,7 @@ struct ReportContext {
   double seconds = 0;              // the whole run
   std::vector<std::string> plots;  // image files
   std::string imagePrefix;         // where the report finds them ("images/" in docs/)
+  bool standardTargets = true;     // the standard set's targets table (not for drawn scenarios)
 };
 
 std::string markdownReport(const ReportContext& context, const std::vector<ScenarioOutcome>& outcomes);

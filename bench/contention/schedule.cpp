@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 namespace vcpufold::bench {
@@ -89,6 +90,28 @@ std::optional<Schedule> parseSchedule(const std::string& text, std::string& erro
     return fail("the kind is constant, step, square or walk");
   }
   return schedule;
+}
+
+std::string scheduleText(const Schedule& schedule) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.3f", schedule.seconds);
+  // Trailing zeros say nothing: 2.500 -> 2.5, 3.000 -> 3.
+  std::string time = seconds;
+  time.erase(time.find_last_not_of('0') + 1);
+  if (time.back() == '.') time.pop_back();
+  const auto n = [](unsigned value) { return std::to_string(value); };
+  switch (schedule.kind) {
+    case Schedule::Kind::Constant:
+      return "constant:" + n(schedule.first);
+    case Schedule::Kind::Step:
+      return "step:" + n(schedule.first) + "," + n(schedule.second) + "," + time;
+    case Schedule::Kind::Square:
+      return "square:" + n(schedule.first) + "," + n(schedule.second) + "," + time;
+    case Schedule::Kind::Walk:
+      return "walk:" + n(schedule.first) + "," + n(schedule.second) + "," + n(schedule.third) + "," + time + "," +
+             std::to_string(schedule.seed);
+  }
+  return {};
 }
 
 unsigned tasksAt(const Schedule& schedule, double secondsSinceStart) {

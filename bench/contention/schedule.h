@@ -29,6 +29,8 @@ struct Schedule {
 
 // Parses the forms above; an error says what is wrong.
 std::optional<Schedule> parseSchedule(const std::string& text, std::string& error);
+// The text parseSchedule reads back to the same schedule (seconds to the millisecond).
+std::string scheduleText(const Schedule& schedule);
 unsigned tasksAt(const Schedule& schedule, double secondsSinceStart);
 // When the count changes within [0, duration) (for phase boundaries).
 std::vector<double> changeTimes(const Schedule& schedule, double duration);

@@ -4,15 +4,18 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <set>
 #include <sstream>
+
+#include "bench_text.h"
 
 namespace vcpufold::bench {
 
 namespace {
 
-constexpr double kSettleSeconds = 0.3;
-constexpr double kMinimumGain = 1.03;
+// Candidates measured again for longer: the best few, if within this
+// fraction of the best probe (a probe's noise is a few per cent).
+constexpr std::size_t kConfirmAtMost = 3;
+constexpr double kConfirmWithin = 0.95;
 
 std::string describe(const std::vector<unsigned>& sizes) {
   std::ostringstream out;
@@ -20,29 +23,16 @@ std::string describe(const std::vector<unsigned>& sizes) {
   return out.str();
 }
 
-std::string describe(const std::vector<unsigned>& tasks, const char* unit) { return describe(tasks) + " " + unit; }
-
 double elapsedSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Moves of one VM's count: +-1, and halving or doubling on VMs of 8 vCPUs or more.
-std::vector<std::vector<unsigned>> neighbours(const std::vector<unsigned>& sizes, const Scenario& scenario,
-                                              const std::vector<unsigned>& tasks) {
-  std::vector<std::vector<unsigned>> result;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const VmSpec& vm = scenario.vms[i];
-    if (!vm.agent || tasks[i] == 0) continue;
-    std::set<unsigned> counts{sizes[i] + 1, sizes[i] - 1};
-    if (vm.vcpus >= 8) counts.insert({sizes[i] * 2, (sizes[i] + 1) / 2});
-    for (unsigned count : counts) {
-      if (count < 1 || count > vm.vcpus || count == sizes[i]) continue;
-      auto next = sizes;
-      next[i] = count;
-      result.push_back(next);
-    }
-  }
-  return result;
+// The seed of a demand's random start: the scenario's name and the demand's
+// index (FNV-1a, the same on every machine).
+std::uint32_t startSeed(const std::string& name, std::size_t demand) {
+  std::uint32_t hash = 2166136261u;
+  for (char c : name + "#" + std::to_string(demand)) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+  return hash;
 }
 
 }  // namespace
@@ -51,32 +41,18 @@ StaticSearch searchStatic(const BenchConfig& config, const Scenario& scenario, d
   const auto started = std::chrono::steady_clock::now();
   StaticSearch search;
   const auto phases = scenario.phases();
-  // Distinct demands and how long the schedule spends at each.
+  const auto plans = planSearch(scenario, probeSeconds);
   std::vector<std::vector<unsigned>> demands;
   std::vector<double> durations;
-  for (const auto& phase : phases) {
-    const auto found = std::find(demands.begin(), demands.end(), phase.tasks);
-    if (found == demands.end()) {
-      demands.push_back(phase.tasks);
-      durations.push_back(phase.to - phase.from);
-    } else {
-      durations[static_cast<std::size_t>(found - demands.begin())] += phase.to - phase.from;
-    }
+  for (const auto& plan : plans) {
+    demands.push_back(plan.tasks);
+    durations.push_back(plan.seconds);
   }
-  std::vector<double> weights;
-  std::vector<unsigned> vcpus;
-  for (const auto& vm : scenario.vms) {
-    weights.push_back(vm.weight);
-    vcpus.push_back(vm.vcpus);
-  }
-  std::vector<unsigned> start = staticFairSizes(scenario.pcpus, weights, vcpus);
-  for (std::size_t i = 0; i < start.size(); ++i)
-    if (!scenario.vms[i].agent) start[i] = scenario.vms[i].vcpus;
+  const std::vector<unsigned> start = staticFairStart(scenario);
 
-  // measured[d][counts]: total ops/s at demand d.
+  // measured[d][counts]: total ops/s at demand d (probe length).
   std::vector<std::map<std::vector<unsigned>, double>> measured(demands.size());
   std::vector<std::vector<unsigned>> best(demands.size(), start);
-  const double budgetPerDemand = scenario.searchSeconds / static_cast<double>(demands.size());
   const auto withFleetAt = [&](std::size_t d, const auto& body) {
     Scenario fixedDemand = scenario;
     for (std::size_t i = 0; i < fixedDemand.vms.size(); ++i)
@@ -88,41 +64,52 @@ StaticSearch searchStatic(const BenchConfig& config, const Scenario& scenario, d
   };
   const auto probe = [&](Fleet& fleet, std::size_t d, const std::vector<unsigned>& sizes) {
     if (auto known = measured[d].find(sizes); known != measured[d].end()) return known->second;
-    const double rate = probeThroughput(fleet, sizes, kSettleSeconds, probeSeconds);
+    const double rate = probeThroughput(fleet, sizes, kProbeSettleSeconds, probeSeconds);
     ++search.candidatesTried;
     measured[d][sizes] = rate;
     return rate;
   };
 
   for (std::size_t d = 0; d < demands.size(); ++d) {
-    const auto demandStarted = std::chrono::steady_clock::now();
     withFleetAt(d, [&](Fleet& fleet) {
-      double bestRate = probe(fleet, d, start);
-      for (;;) {
-        std::vector<unsigned> bestMove;
-        double bestMoveRate = 0;
-        bool outOfTime = false;
-        for (const auto& candidate : neighbours(best[d], scenario, demands[d])) {
-          if (elapsedSince(demandStarted) + probeSeconds + kSettleSeconds > budgetPerDemand) {
-            outOfTime = true;
-            break;
-          }
-          const double rate = probe(fleet, d, candidate);
-          if (rate > bestMoveRate) {
-            bestMoveRate = rate;
-            bestMove = candidate;
-          }
+      DemandSearch demand;
+      demand.tasks = demands[d];
+      demand.space = plans[d].space;
+      demand.search = searchCounts(
+          searchSpaceOf(scenario, demands[d], start),
+          searchStarts(scenario, demands[d], start, startSeed(scenario.name, d)),
+          [&](const std::vector<unsigned>& sizes) { return probe(fleet, d, sizes); }, plans[d].maxMeasurements,
+          kExhaustiveLimit);
+      search.budgetSpent = search.budgetSpent || demand.search.budgetSpent;
+      // The best few again, for as long as the schedule spends at this demand
+      // (at least two probes' time): a probe is short and noisy.
+      const double confirmSeconds = std::max(plans[d].seconds, 2 * probeSeconds);
+      double bestFull = -1;
+      demand.best = demand.search.best;
+      for (const auto& [sizes, rate] : demand.search.ranked) {
+        if (demand.confirmed == kConfirmAtMost || rate < demand.search.bestRate * kConfirmWithin) break;
+        const double full = probeThroughput(fleet, sizes, kProbeSettleSeconds, confirmSeconds);
+        ++demand.confirmed;
+        if (full > bestFull) {
+          bestFull = full;
+          demand.best = sizes;
         }
-        if (!bestMove.empty() && bestMoveRate > bestRate * kMinimumGain) {
-          best[d] = bestMove;
-          bestRate = bestMoveRate;
-          if (!outOfTime) continue;
-        }
-        search.budgetSpent = search.budgetSpent || outOfTime;
-        break;
       }
-      search.notes.push_back("demand " + describe(demands[d], "tasks") + ": best counts " + describe(best[d]) + " (" +
-                             std::to_string(measured[d].size()) + " tried)");
+      best[d] = demand.best;
+      std::string note = "demand " + describe(demands[d]) + " tasks: ";
+      note += demand.search.exhaustive
+                  ? "all " + std::to_string(demand.space) + " distinct assignments measured"
+                  : std::string("descents from 5 starts over ") +
+                        (demand.space > kExhaustiveLimit ? "more than " + std::to_string(kExhaustiveLimit)
+                                                         : std::to_string(demand.space)) +
+                        " assignments, " + std::to_string(demand.search.measurements) + " measured";
+      note += "; best " + describe(demand.best) + " (of " + std::to_string(demand.confirmed) + " measured again for " +
+              format("%.1f s", confirmSeconds) + ")";
+      if (!demand.search.descentEnd.empty() && demand.search.bestRate > 0)
+        note += "; the descent from static-fair alone ends at " + describe(demand.search.descentEnd) + ", " +
+                format("%.2f", demand.search.descentRate / demand.search.bestRate) + " of the best probe";
+      search.notes.push_back(note);
+      search.demands.push_back(std::move(demand));
     });
   }
 
@@ -135,26 +122,29 @@ StaticSearch searchStatic(const BenchConfig& config, const Scenario& scenario, d
   std::vector<std::vector<unsigned>> candidates{start};
   for (const auto& sizes : best)
     if (std::find(candidates.begin(), candidates.end(), sizes) == candidates.end()) candidates.push_back(sizes);
-  if (demands.size() > 1)
+  std::vector<unsigned> bestStatic = best.front();
+  if (demands.size() > 1) {
     for (std::size_t d = 0; d < demands.size(); ++d)
       withFleetAt(d, [&](Fleet& fleet) {
         for (const auto& sizes : candidates) probe(fleet, d, sizes);
       });
-  std::vector<unsigned> bestStatic = start;
-  double bestTotal = -1;
-  for (const auto& sizes : candidates) {
-    double total = 0;
-    for (std::size_t d = 0; d < demands.size(); ++d) total += durations[d] * measured[d][sizes];
-    if (total > bestTotal) {
-      bestTotal = total;
-      bestStatic = sizes;
+    double bestTotal = -1;
+    for (const auto& sizes : candidates) {
+      double total = 0;
+      for (std::size_t d = 0; d < demands.size(); ++d) total += durations[d] * measured[d][sizes];
+      if (total > bestTotal) {
+        bestTotal = total;
+        bestStatic = sizes;
+      }
     }
   }
   search.bestStatic = {{0.0, bestStatic}};
   search.seconds = elapsedSince(started);
   search.notes.push_back("best-static " + describe(bestStatic) + "; " + std::to_string(search.candidatesTried) +
-                         " measurements in " + std::to_string(static_cast<int>(search.seconds + 0.5)) + " s" +
-                         (search.budgetSpent ? " (stopped by the time budget)" : ""));
+                         " probes of " + format("%.1f", probeSeconds) + " s in " +
+                         std::to_string(static_cast<int>(search.seconds + 0.5)) + " s (budget " +
+                         format("%.0f", scenario.searchSeconds) + " s for the probes, plus the longer checks of the best)" +
+                         (search.budgetSpent ? "; a descent stopped for want of budget" : ""));
   return search;
 }
 
