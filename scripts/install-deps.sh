@@ -8,6 +8,8 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ cmake ninja-build pkg-config
+  # test.sh and the tests find and stop processes by name (pgrep, pkill); minimal images lack them
+  procps
   # packaging: scripts/build-debs.sh (dpkg-buildpackage, debhelper, lintian); the package test uses file
   dpkg-dev debhelper lintian file
   # clang for libFuzzer targets; its compiler-rt carries the fuzzer and sanitizer runtimes

@@ -27,6 +27,11 @@ tarball=/usr/src/linux-source-6.12.tar.xz
 stamp=$( (sha1sum "$tarball" | cut -c1-40; cat "$patches/series" "$patches"/*.patch) | sha1sum | cut -c1-12)
 work="$lab/kernel-test"
 source="$work/src-$stamp"
+# One build at a time (scripts/test.sh starts one in the background; the
+# kernel label's own waits for it and then finds it done).
+mkdir -p "$work"
+exec 9>"$work/.lock"
+flock 9
 if [[ ! -f "$source/.patched" ]]; then
   rm -rf "$work"/src-*
   mkdir -p "$source"
