@@ -84,10 +84,12 @@ if [[ $which == random || $which == all ]]; then
   # Every drawn scenario's file, so any row of the page can be run again alone.
   rm -rf "$root/docs/data/random-scenarios"
   cp -r "$out/random-scenarios" "$root/docs/data/random-scenarios"
-  # Plots of drawn scenarios are not kept: the table and the files say it.
-  sed -i '/^!\[/d' "$out/results.md"
-  sed -i 's#--scenario random-losses/#--scenario docs/data/random-scenarios/#' "$out/results.md"
-  replace_block random "$out/results.md"
+  # The page keeps the spread, the per-scenario ratios, the losses and the
+  # run's machine, commit and command; each scenario's own section (unpaired
+  # figures, plots) stays in $out/results.md, its runs in the CSV.
+  awk '/^Figures are medians/ { exit } { print }' "$out/results.md" |
+    sed 's#--scenario random-losses/#--scenario docs/data/random-scenarios/#' >"$out/page.md"
+  replace_block random "$out/page.md"
 fi
 if [[ $which == guests ]]; then
   out=/var/tmp/vcpufold-bench/guests/results

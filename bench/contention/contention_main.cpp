@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
   std::string command = "vcpufold-bench-contention";
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
   context.command = command;
-  context.standardTargets = !random;
+  context.standardSummary = !random;
   std::ofstream(outDirectory + "/results.csv") << runsCsv(outcomes);
   std::ofstream(outDirectory + "/series.csv") << seriesCsv(outcomes);
   std::string plotError;

@@ -49,8 +49,11 @@ mkdir -p "$build"
 fragment="$build/preferred.config"
 if [[ $variant == on ]]; then echo CONFIG_PREFERRED_CPU=y >"$fragment"; else echo '# CONFIG_PREFERRED_CPU is not set' >"$fragment"; fi
 make -s -C "$source" O="$build" tinyconfig >/dev/null
-"$source/scripts/kconfig/merge_config.sh" -m -O "$build" "$build/.config" "$source/kernel/configs/kvm_guest.config" \
-  "$here/guest.config" "$fragment" >/dev/null
+# merge_config.sh makes its temporary files in the current directory: the
+# build tree's, not the caller's (a checkout whose directory changes looks
+# edited to scripts/build-debs.sh).
+(cd "$build" && "$source/scripts/kconfig/merge_config.sh" -m -O "$build" "$build/.config" \
+  "$source/kernel/configs/kvm_guest.config" "$here/guest.config" "$fragment" >/dev/null)
 make -s -C "$source" O="$build" olddefconfig >/dev/null
 for option in SMP HOTPLUG_CPU VIRTIO_CONSOLE VIRTIO_PCI UNIX SIGNALFD BLK_DEV_INITRD; do
   grep -q "^CONFIG_$option=y" "$build/.config" || { echo "build-kernel: CONFIG_$option did not stick" >&2; exit 1; }
