@@ -80,8 +80,10 @@ trap 'stop_tree "$kernel_build"' EXIT
 # packaging.build_debs test then finds them up to date.
 step "packages: dpkg-buildpackage, lintian"
 "$root/scripts/build-debs.sh" "$build_base/release/debs"
-# e2e tests boot QEMU guests that need both cores: they run alone, after the rest.
-# The kernel tests build the patched guest kernel (about 8 minutes) and boot it.
+# e2e tests boot QEMU guests that need both cores: they run alone, after the
+# rest (the background kernel build aside). The kernel tests check the patched
+# guest kernel built in the background (its kernel.build test builds it again
+# if that failed) and boot it.
 run_tests release -j "$jobs" -LE "e2e|kernel"
 step "test: release e2e"
 ctest --test-dir "$build_base/release" --output-on-failure --no-tests=error --timeout 900 -L e2e |
