@@ -4,10 +4,11 @@
 # docs/performance.md (plots into docs/images/, raw CSV into docs/data/),
 # between the "<!-- NAME:begin -->" and "<!-- NAME:end -->" markers.
 #   contention  the contention bench's standard set (every file in
-#               bench/contention/scenarios/), about 45 minutes on 2 cores
+#               bench/contention/scenarios/): 32 minutes on 2 cores in its
+#               last run, before its searches' budgets grew by about 9 minutes
 #   latency     emulated VMs, then TCG guests under libvirt, about 7 minutes
 #   random      scenarios nobody wrote (vcpufold-bench-contention --random N
-#               --seed S), about 3 minutes a scenario
+#               --seed S), about 3 minutes a scenario (20: 56 minutes)
 #   all         contention, latency and random
 #   guests      real guest kernels: TCG guests under libvirt running hackbench
 #               and compute on Debian's stock 6.1 and 6.12 kernels and the
@@ -27,7 +28,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${VCPUFOLD_BUILD_DIR:-/var/tmp/vcpufold-build/$(printf '%s' "$root" | sha1sum | cut -c1-12)}/release
 which=${1:-all}
 doc="$root/docs/performance.md"
-case $which in contention|latency|random|all|guests) ;; *) sed -n '2,23p' "$0"; exit 2 ;; esac
+case $which in contention|latency|random|all|guests) ;; *) sed -n '2,24p' "$0"; exit 2 ;; esac
 
 "$root/scripts/install-deps.sh"
 # The commit the binaries are built from, read before the build.
