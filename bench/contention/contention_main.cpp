@@ -153,7 +153,13 @@ int main(int argc, char** argv) {
   if (random) {
     // Every drawn scenario as a file: any of them can be run again alone.
     const std::string drawnDirectory = outDirectory + "/random-scenarios";
-    std::filesystem::create_directories(drawnDirectory);
+    std::error_code made;
+    std::filesystem::create_directories(drawnDirectory, made);
+    if (made) {
+      std::fprintf(stderr, "vcpufold-bench-contention: cannot make %s: %s\n", drawnDirectory.c_str(),
+                   made.message().c_str());
+      return 1;
+    }
     // What runs is what the file says: each is read back from its file.
     for (const auto& drawn : drawScenarios(randomCount, randomSeed, bounds)) {
       const std::string path = drawnDirectory + "/" + drawn.name + ".toml";
@@ -247,7 +253,8 @@ int main(int argc, char** argv) {
                         pairedRatio(outcome, Mode::BestStatic)});
     // Each loss's scenario beside the report, to be run again alone.
     const std::string lossDirectory = outDirectory + "/random-losses";
-    std::filesystem::create_directories(lossDirectory);
+    std::error_code made;
+    std::filesystem::create_directories(lossDirectory, made);
     for (const auto& loss : lossesOf(ratios)) {
       std::error_code error;
       std::filesystem::copy_file(outDirectory + "/random-scenarios/" + loss.scenario + ".toml",

@@ -57,7 +57,9 @@ ScenarioOutcome measureScenario(const BenchConfig& config, const Scenario& scena
   const bool wantsSearch = std::any_of(scenario.modes.begin(), scenario.modes.end(),
                                        [](Mode m) { return m == Mode::BestStatic || m == Mode::Clairvoyant; });
   if (wantsSearch && options.search) {
-    say(scenario.name + ": searching for best-static and clairvoyant (budget " +
+    const bool clairvoyant = std::find(scenario.modes.begin(), scenario.modes.end(), Mode::Clairvoyant) !=
+                             scenario.modes.end();
+    say(scenario.name + ": searching for best-static" + (clairvoyant ? " and clairvoyant" : "") + " (budget " +
         format("%.0f", scenario.searchSeconds) + " s)");
     outcome.search = searchStatic(config, scenario, options.probeSeconds);
     for (const auto& note : outcome.search->notes) say(scenario.name + ": " + note);
