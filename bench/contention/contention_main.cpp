@@ -146,7 +146,8 @@ int main(int argc, char** argv) {
   std::vector<Scenario> scenarios;
   const bool random = randomOption->count() > 0;
   if (random && (!scenarioFiles.empty() || quick)) {
-    std::fprintf(stderr, "vcpufold-bench-contention: --random draws its own scenarios; leave out --scenario and --quick\n");
+    std::fprintf(stderr,
+                 "vcpufold-bench-contention: --random draws its own scenarios; leave out --scenario and --quick\n");
     return 2;
   }
 
@@ -204,8 +205,8 @@ int main(int argc, char** argv) {
       for (const auto& plan : planSearch(scenario, options.probeSeconds)) {
         std::string tasks;
         for (unsigned count : plan.tasks) tasks += (tasks.empty() ? "" : "/") + std::to_string(count);
-        const std::string space =
-            plan.space > kExhaustiveLimit ? "more than " + std::to_string(kExhaustiveLimit) : std::to_string(plan.space);
+        const std::string space = plan.space > kExhaustiveLimit ? "more than " + std::to_string(kExhaustiveLimit)
+                                                                : std::to_string(plan.space);
         std::printf("  demand %s tasks (%.1f s of the window): %s assignments, %s (up to %u probes)\n", tasks.c_str(),
                     plan.seconds, space.c_str(), plan.exhaustive ? "exhaustive" : "descents from 5 starts",
                     plan.maxMeasurements);

@@ -53,8 +53,9 @@ struct CountSearch {
   bool exhaustive = false;
   bool budgetSpent = false;  // a descent stopped for want of measurements
   unsigned measurements = 0;
-  // Where a descent from the first start ended (the search of earlier
-  // versions), and its rate: beside an exhaustive search, how far it was.
+  // Where a descent from the first start ended, and its rate. Beside an
+  // exhaustive search it is the whole descent of earlier versions (replayed
+  // over the measurements); among several starts it had only its share.
   std::vector<unsigned> descentEnd;
   double descentRate = 0;
   // Every candidate measured, with its rate (canonical form), best first.

@@ -61,7 +61,8 @@ std::vector<Loss> lossesOf(const std::vector<RandomScenarioRatios>& ratios) {
   std::vector<Loss> losses;
   for (const auto& scenario : ratios) {
     const auto check = [&](const std::optional<Estimate>& ratio, const char* against, double bar) {
-      if (ratio && ratio->samples >= 2 && ratio->high < bar) losses.push_back({scenario.scenario, against, *ratio, bar});
+      if (ratio && ratio->samples >= 2 && ratio->high < bar)
+        losses.push_back({scenario.scenario, against, *ratio, bar});
     };
     check(scenario.versusUnfolded, "unfolded", 1.0);
     check(scenario.versusStealLaw, "steal-law", 1.0);

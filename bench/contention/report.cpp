@@ -314,7 +314,8 @@ void searchSummary(std::ostringstream& out, const std::vector<ScenarioOutcome>& 
   if (!any) return;
   out << "\n#### How the limits were found\n\n"
       << "Per scenario and demand (task counts): the search, its best counts (after the longer check of the best "
-         "few), and where a descent from static-fair alone ends, with its throughput over the best one's (both "
+         "few), and, where every assignment was measured, where a descent from static-fair alone ends, with its "
+         "throughput over the best one's (both "
          "one-second probes of the same run; the best is the highest of many probes, so their noise favours it by a "
          "few per cent: a ratio a few per cent below 1 does not show the descent worse).\n\n"
       << "| scenario | demand | search | best | descent from static-fair | descent / best |\n"
@@ -322,14 +323,15 @@ void searchSummary(std::ostringstream& out, const std::vector<ScenarioOutcome>& 
   for (const auto& outcome : outcomes) {
     if (!outcome.search) continue;
     for (const auto& demand : outcome.search->demands) {
-      const std::string space =
-          demand.space > kExhaustiveLimit ? "more than " + std::to_string(kExhaustiveLimit) : std::to_string(demand.space);
+      const std::string space = demand.space > kExhaustiveLimit ? "more than " + std::to_string(kExhaustiveLimit)
+                                                                : std::to_string(demand.space);
       out << "| `" << outcome.scenario.name << "` | " << counts(demand.tasks) << " | "
           << (demand.search.exhaustive ? "all " + space + " measured"
                                        : "5 starts, " + std::to_string(demand.search.measurements) + " of " + space)
           << " | " << counts(demand.best) << " | "
-          << (demand.search.descentEnd.empty() ? "-" : counts(demand.search.descentEnd)) << " | "
-          << (demand.search.bestRate > 0 && !demand.search.descentEnd.empty()
+          << (!demand.search.exhaustive || demand.search.descentEnd.empty() ? "-" : counts(demand.search.descentEnd))
+          << " | "
+          << (demand.search.exhaustive && demand.search.bestRate > 0 && !demand.search.descentEnd.empty()
                   ? format("%.2f", demand.search.descentRate / demand.search.bestRate)
                   : "-")
           << " |\n";

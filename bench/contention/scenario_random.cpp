@@ -166,8 +166,7 @@ std::string scenarioFileText(const Scenario& scenario) {
   out << "search_s = " << number(scenario.searchSeconds) << "\n";
   if (scenario.repetitions) out << "repetitions = " << *scenario.repetitions << "\n";
   out << "modes = [";
-  for (std::size_t i = 0; i < scenario.modes.size(); ++i)
-    out << (i ? ", " : "") << quoted(modeName(scenario.modes[i]));
+  for (std::size_t i = 0; i < scenario.modes.size(); ++i) out << (i ? ", " : "") << quoted(modeName(scenario.modes[i]));
   out << "]\n";
   for (const auto& vm : scenario.vms) {
     out << "\n[[vm]]\n";

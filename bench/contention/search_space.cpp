@@ -78,8 +78,7 @@ std::vector<DemandPlan> planSearch(const Scenario& scenario, double probeSeconds
   const double budgetPerDemand = scenario.searchSeconds / static_cast<double>(std::max<std::size_t>(plans.size(), 1));
   for (auto& plan : plans) {
     plan.space = distinctAssignments(searchSpaceOf(scenario, plan.tasks, start), kExhaustiveLimit);
-    plan.maxMeasurements =
-        static_cast<unsigned>(std::max(1.0, budgetPerDemand / (probeSeconds + kProbeSettleSeconds)));
+    plan.maxMeasurements = static_cast<unsigned>(std::max(1.0, budgetPerDemand / (probeSeconds + kProbeSettleSeconds)));
     plan.exhaustive = plan.space <= kExhaustiveLimit && plan.space <= plan.maxMeasurements;
   }
   return plans;

@@ -28,8 +28,8 @@ struct DemandSearch {
   std::vector<unsigned> tasks;
   std::size_t space = 0;  // distinct assignments (kExhaustiveLimit + 1: more)
   CountSearch search;
-  std::vector<unsigned> best;     // after the full-length confirmation
-  unsigned confirmed = 0;         // candidates measured again for longer
+  std::vector<unsigned> best;  // after the full-length confirmation
+  unsigned confirmed = 0;      // candidates measured again for longer
 };
 
 struct StaticSearch {

@@ -30,11 +30,16 @@ TEST(RandomSummary, SpreadIsMinQuartilesAndMax) {
 
 TEST(RandomSummary, ALossIsAnIntervalWhollyBelowItsBar) {
   std::vector<RandomScenarioRatios> ratios(4);
-  ratios[0] = {"a", "", interval(1.2, 1.1, 1.3), interval(0.93, 0.90, 0.96), interval(1.0, 0.98, 1.02),
+  ratios[0] = {"a",
+               "",
+               interval(1.2, 1.1, 1.3),
+               interval(0.93, 0.90, 0.96),
+               interval(1.0, 0.98, 1.02),
                interval(0.96, 0.95, 0.969)};
-  ratios[1] = {"b", "", std::nullopt, interval(0.98, 0.95, 1.01), interval(0.97, 0.96, 0.99),
-               interval(0.97, 0.96, 0.98)};
-  ratios[2] = {"c", "", std::nullopt, interval(0.5, 0.5, 0.5, 1), std::nullopt, std::nullopt};  // one sample shows nothing
+  ratios[1] = {
+      "b", "", std::nullopt, interval(0.98, 0.95, 1.01), interval(0.97, 0.96, 0.99), interval(0.97, 0.96, 0.98)};
+  ratios[2] = {"c",          "",          std::nullopt, interval(0.5, 0.5, 0.5, 1),
+               std::nullopt, std::nullopt};  // one sample shows nothing
   ratios[3] = {"d", "", interval(0.99, 0.97, 0.999), std::nullopt, std::nullopt, std::nullopt};
   const auto losses = lossesOf(ratios);
   ASSERT_EQ(losses.size(), 4u);
@@ -61,9 +66,8 @@ TEST(RandomSummary, ALossIsAnIntervalWhollyBelowItsBar) {
 }
 
 TEST(RandomSummary, ARunWithoutLossesSaysSo) {
-  const std::vector<RandomScenarioRatios> ratios{
-      {"a", "2 VMs", interval(1.2, 1.1, 1.3), interval(1.1, 1.05, 1.2), interval(1.0, 0.98, 1.02),
-       interval(0.99, 0.97, 1.01)}};
+  const std::vector<RandomScenarioRatios> ratios{{"a", "2 VMs", interval(1.2, 1.1, 1.3), interval(1.1, 1.05, 1.2),
+                                                  interval(1.0, 0.98, 1.02), interval(0.99, 0.97, 1.01)}};
   EXPECT_TRUE(lossesOf(ratios).empty());
   EXPECT_NE(randomSummaryMarkdown({1, "random-losses"}, ratios).find("none in this run"), std::string::npos);
 }

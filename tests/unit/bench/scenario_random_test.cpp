@@ -21,8 +21,8 @@ RandomBounds fourCpus() {
 std::string vmsOf(const Scenario& scenario) {
   std::string text = std::to_string(scenario.pcpus);
   for (const auto& vm : scenario.vms)
-    text += " " + std::to_string(vm.vcpus) + "/" + std::to_string(vm.threadsPerCore) + "/" +
-            std::to_string(vm.weight) + "/" + vm.workload + "/" + scheduleText(vm.schedule) + (vm.agent ? "" : "/-");
+    text += " " + std::to_string(vm.vcpus) + "/" + std::to_string(vm.threadsPerCore) + "/" + std::to_string(vm.weight) +
+            "/" + vm.workload + "/" + scheduleText(vm.schedule) + (vm.agent ? "" : "/-");
   return text;
 }
 
