@@ -53,12 +53,6 @@ std::optional<Estimate> pairedRatio(const ScenarioOutcome& outcome, Mode base) {
   return estimatePairedRatio(outcome.totals(Mode::Vcpufold), outcome.totals(base));
 }
 
-bool writeFile(const std::string& path, const std::string& text) {
-  std::ofstream file(path);
-  file << text;
-  return static_cast<bool>(file);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,7 +158,7 @@ int main(int argc, char** argv) {
     // What runs is what the file says: each is read back from its file.
     for (const auto& drawn : drawScenarios(randomCount, randomSeed, bounds)) {
       const std::string path = drawnDirectory + "/" + drawn.name + ".toml";
-      if (!writeFile(path, scenarioFileText(drawn))) {
+      if (!writeWholeFile(path, scenarioFileText(drawn))) {
         std::fprintf(stderr, "vcpufold-bench-contention: cannot write %s\n", path.c_str());
         return 1;
       }

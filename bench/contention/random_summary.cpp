@@ -15,11 +15,8 @@ std::string two(double value) {
   return text;
 }
 
-std::string ratioText(const std::optional<Estimate>& estimate) {
-  if (!estimate) return "-";
-  if (estimate->samples < 2) return two(estimate->median) + " (n=1)";
-  return two(estimate->median) + " [" + two(estimate->low) + ", " + two(estimate->high) + "]";
-}
+// A table cell: the ratio, or "-" where the scenario did not run that mode.
+std::string cell(const std::optional<Estimate>& estimate) { return estimate ? ratioText(*estimate) : "-"; }
 
 double quantile(const std::vector<double>& sorted, double q) {
   const double at = q * static_cast<double>(sorted.size() - 1);
@@ -90,9 +87,9 @@ std::string randomSummaryMarkdown(const RandomRunText& run, const std::vector<Ra
   out << "\n| scenario | what | vs unfolded | vs steal-law | vs static-fair | vs best-static |\n"
       << "| --- | --- | ---: | ---: | ---: | ---: |\n";
   for (const auto& scenario : ratios)
-    out << "| `" << scenario.scenario << "` | " << scenario.shape << " | " << ratioText(scenario.versusUnfolded)
-        << " | " << ratioText(scenario.versusStealLaw) << " | " << ratioText(scenario.versusStaticFair) << " | "
-        << ratioText(scenario.versusBestStatic) << " |\n";
+    out << "| `" << scenario.scenario << "` | " << scenario.shape << " | " << cell(scenario.versusUnfolded) << " | "
+        << cell(scenario.versusStealLaw) << " | " << cell(scenario.versusStaticFair) << " | "
+        << cell(scenario.versusBestStatic) << " |\n";
   const auto losses = lossesOf(ratios);
   out << "\n**Losses** (an interval wholly below 1.00 against unfolded, steal-law or static-fair, or below "
       << two(kBestStaticBar) << " against best-static): ";

@@ -19,10 +19,6 @@ std::string withInterval(const Estimate& estimate, const std::function<std::stri
   return show(estimate.median) + " [" + show(estimate.low) + ", " + show(estimate.high) + "]";
 }
 
-std::string ratioText(const Estimate& estimate) {
-  return withInterval(estimate, [](double v) { return format("%.2f", v); });
-}
-
 std::string counts(const std::vector<unsigned>& sizes) {
   std::string text;
   for (std::size_t i = 0; i < sizes.size(); ++i) text += (i ? "/" : "") + std::to_string(sizes[i]);

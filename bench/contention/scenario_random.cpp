@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "scenario_random.h"
 
+#include <toml++/toml.h>
+
 #include <algorithm>
-#include <cstdio>
+#include <cstdint>
 #include <random>
 #include <sstream>
 
@@ -140,44 +142,32 @@ std::vector<Scenario> drawScenarios(unsigned count, std::uint32_t seed, const Ra
 }
 
 std::string scenarioFileText(const Scenario& scenario) {
-  const auto quoted = [](const std::string& text) {
-    std::string out = "\"";
-    for (char c : text) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    return out + "\"";
-  };
-  const auto number = [](double value) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3f", value);
-    std::string out = text;
-    out.erase(out.find_last_not_of('0') + 1);
-    if (out.back() == '.') out += '0';  // TOML's floats need a digit after the point
-    return out;
-  };
-  std::ostringstream out;
-  out << "# SPDX-License-Identifier: GPL-2.0-or-later\n";
-  out << "name = " << quoted(scenario.name) << "\n";
-  out << "description = " << quoted(scenario.description) << "\n";
-  out << "pcpus = " << scenario.pcpus << "\n";
-  out << "warmup_s = " << number(scenario.warmupSeconds) << "\n";
-  out << "duration_s = " << number(scenario.durationSeconds) << "\n";
-  out << "search_s = " << number(scenario.searchSeconds) << "\n";
-  if (scenario.repetitions) out << "repetitions = " << *scenario.repetitions << "\n";
-  out << "modes = [";
-  for (std::size_t i = 0; i < scenario.modes.size(); ++i) out << (i ? ", " : "") << quoted(modeName(scenario.modes[i]));
-  out << "]\n";
+  // toml++ writes it (quoting, floats, the [[vm]] tables); the keys are the
+  // scenario file's (scenario_file.h), read back by parseScenarioFile.
+  toml::table file{{"name", scenario.name},
+                   {"description", scenario.description},
+                   {"pcpus", static_cast<std::int64_t>(scenario.pcpus)},
+                   {"warmup_s", scenario.warmupSeconds},
+                   {"duration_s", scenario.durationSeconds},
+                   {"search_s", scenario.searchSeconds}};
+  if (scenario.repetitions) file.insert("repetitions", static_cast<std::int64_t>(*scenario.repetitions));
+  toml::array modes;
+  for (Mode mode : scenario.modes) modes.push_back(modeName(mode));
+  file.insert("modes", std::move(modes));
+  toml::array vms;
   for (const auto& vm : scenario.vms) {
-    out << "\n[[vm]]\n";
-    out << "name = " << quoted(vm.name) << "\n";
-    out << "vcpus = " << vm.vcpus << "\n";
-    out << "threads_per_core = " << vm.threadsPerCore << "\n";
-    out << "weight = " << number(vm.weight) << "\n";
-    out << "workload = " << quoted(vm.workload) << "\n";
-    out << "schedule = " << quoted(scheduleText(vm.schedule)) << "\n";
-    if (!vm.agent) out << "agent = false\n";
+    toml::table table{{"name", vm.name},
+                      {"vcpus", static_cast<std::int64_t>(vm.vcpus)},
+                      {"threads_per_core", static_cast<std::int64_t>(vm.threadsPerCore)},
+                      {"weight", vm.weight},
+                      {"workload", vm.workload},
+                      {"schedule", scheduleText(vm.schedule)}};
+    if (!vm.agent) table.insert("agent", false);
+    vms.push_back(std::move(table));
   }
+  file.insert("vm", std::move(vms));
+  std::ostringstream out;
+  out << "# SPDX-License-Identifier: GPL-2.0-or-later\n" << file << "\n";
   return out.str();
 }
 

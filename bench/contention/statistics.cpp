@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 
 namespace vcpufold::bench {
@@ -32,6 +33,16 @@ Estimate fromDistribution(double point, std::vector<double> distribution, unsign
 }
 
 }  // namespace
+
+std::string ratioText(const Estimate& estimate) {
+  const auto two = [](double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", value);
+    return std::string(text);
+  };
+  if (estimate.samples < 2) return two(estimate.median) + " (n=1)";
+  return two(estimate.median) + " [" + two(estimate.low) + ", " + two(estimate.high) + "]";
+}
 
 double median(std::vector<double> values) {
   if (values.empty()) return 0;

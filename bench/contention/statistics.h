@@ -26,6 +26,9 @@ Estimate estimateRatio(const std::vector<double>& a, const std::vector<double>& 
 // widening the interval. Pairs with a non-positive side are dropped.
 Estimate estimatePairedRatio(const std::vector<double>& a, const std::vector<double>& b, unsigned resamples = 4000);
 
+// "1.23 [1.10, 1.31]" (two decimals), or "1.23 (n=1)" from one sample.
+std::string ratioText(const Estimate& estimate);
+
 enum class Verdict { Met, Missed, NotShown };
 // A target `value >= target` is met when the whole interval clears it,
 // missed when the whole interval is below it, and not shown when it includes it.
