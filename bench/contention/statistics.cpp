@@ -40,7 +40,8 @@ std::string ratioText(const Estimate& estimate) {
     std::snprintf(text, sizeof text, "%.2f", value);
     return std::string(text);
   };
-  if (estimate.samples < 2) return two(estimate.median) + " (n=1)";
+  if (estimate.samples == 0) return "-";
+  if (estimate.samples < 2) return two(estimate.median) + " (one run)";
   return two(estimate.median) + " [" + two(estimate.low) + ", " + two(estimate.high) + "]";
 }
 

@@ -26,7 +26,7 @@ Estimate estimateRatio(const std::vector<double>& a, const std::vector<double>& 
 // widening the interval. Pairs with a non-positive side are dropped.
 Estimate estimatePairedRatio(const std::vector<double>& a, const std::vector<double>& b, unsigned resamples = 4000);
 
-// "1.23 [1.10, 1.31]" (two decimals), or "1.23 (n=1)" from one sample.
+// "1.23 [1.10, 1.31]" (two decimals), "1.23 (one run)" from one sample, "-" from none.
 std::string ratioText(const Estimate& estimate);
 
 enum class Verdict { Met, Missed, NotShown };

@@ -53,13 +53,6 @@ std::pair<std::vector<double>, std::vector<double>> pairedThroughputs(const std:
   return paired;
 }
 
-std::string ratioText(const Estimate& estimate) {
-  if (estimate.samples == 0) return "-";
-  if (estimate.samples < 2) return format("%.2f", estimate.median) + " (one run)";
-  return format("%.2f", estimate.median) + " [" + format("%.2f", estimate.low) + ", " + format("%.2f", estimate.high) +
-         "]";
-}
-
 std::string rateText(const Estimate& estimate) {
   if (estimate.samples == 0) return "-";
   if (estimate.samples < 2) return format("%.3f", estimate.median);
