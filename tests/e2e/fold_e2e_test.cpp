@@ -184,14 +184,27 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   // workqueues on CPU 0.
   EXPECT_TRUE(waitUntil([&] { return housekeepingOn(0, "0"); }, 10'000, 250)) << housekeeping(0);
 
-  // A policy change with virsh metadata is in force within two ticks.
-  auto changed = Clock::now();
+  // A policy change with virsh metadata is in force within two ticks. virsh
+  // returns once libvirt holds the new metadata. status is polled: the hint
+  // changed after the last poll that did not show it began, and before the
+  // poll that showed it ended. Only the first bound does not grow with how
+  // slowly a loaded machine runs the polls, so it is the one checked.
   runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
            " --key vcpufold --set '<policy mode=\"fixed\" vcpus=\"2\"/>' --live");
-  ASSERT_TRUE(waitUntil([&] { return rowIs(a, "HINT", "2"); }, 10'000, 250)) << status();
-  const double policySeconds = secondsSince(changed);
-  std::printf("policy change to hint: %.2f s (tick %.1f s)\n", policySeconds, kTickMs / 1000.0);
-  EXPECT_LE(policySeconds, 2 * kTickMs / 1000.0 + 0.6) << "status is polled, so allow one poll of slack";
+  const auto changed = Clock::now();
+  double notYetAt = 0;
+  std::optional<double> shownBy;
+  while (!shownBy && secondsSince(changed) < 10) {
+    const double pollStarted = secondsSince(changed);
+    if (rowIs(a, "HINT", "2"))
+      shownBy = secondsSince(changed);
+    else
+      notYetAt = pollStarted;
+    if (!shownBy) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(shownBy) << status();
+  std::printf("policy change to hint: between %.2f and %.2f s (tick %.1f s)\n", notYetAt, *shownBy, kTickMs / 1000.0);
+  EXPECT_LE(notYetAt, 2 * kTickMs / 1000.0 + 0.3) << "a poll began more than two ticks after the change and missed it";
   EXPECT_TRUE(waitUntil([&] { return burnersOnlyOn(0, {0, 1}) && !burnersOnlyOn(0, {0}); }, 60'000, 250));
 
   // Policy off: all vCPUs, the guest unfolds, tasks spread.
@@ -264,7 +277,11 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
 
   // The agent killed hard while folded (an agent that missed a lease is
   // hinted all its vCPUs until it acknowledges again: wait for the fold):
-  // --restore leaves the guest unfolded.
+  // --restore leaves the guest unfolded. A fixed count keeps the fold where
+  // it is checked: under auto, a change of the host's load between the check
+  // and the kill could move it.
+  runShell("virsh -c qemu:///system metadata " + b + " --uri " + kPolicyUri +
+           " --key vcpufold --set '<policy mode=\"fixed\" vcpus=\"1\"/>' --live");
   ASSERT_TRUE(waitUntil([&] { return rowIs(b, "APPLIED", "0") && housekeepingOn(1, "0"); }, 30'000, 250))
       << status() << housekeeping(1);
   guest(1, "kill -9 $(cat /tmp/lab/agent.pid)");
@@ -275,6 +292,8 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   EXPECT_EQ(guest(1, "test -e /sys/fs/cgroup/vcpufold.fold; echo $?"), "1\n") << restored;
   EXPECT_EQ(housekeeping(1), housekeepingBefore_[1]) << "--restore puts every value back: " << restored;
   EXPECT_TRUE(waitUntil([&] { return burnersSpread(1); }, 60'000, 250));
+  runShell("virsh -c qemu:///system metadata " + b + " --uri " + kPolicyUri +
+           " --key vcpufold --set '<policy mode=\"auto\"/>' --live");
 
   // The guest reboots: its agent comes back and hostd reconnects.
   runShell("virsh -c qemu:///system reset " + a);
