@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
+#include <optional>
 #include <random>
+#include <set>
 
 using vcpufold::protocol::CpuSet;
 using vcpufold::protocol::formatCpuList;
@@ -83,4 +87,84 @@ TEST(CpuSet, SetOperations) {
   outOfRange.insert(static_cast<unsigned>(kMaxCpus));
   EXPECT_TRUE(outOfRange.empty());
   EXPECT_FALSE(outOfRange.contains(static_cast<unsigned>(kMaxCpus)));
+}
+
+namespace {
+
+// The reference: a std::set of CPU numbers.
+std::set<unsigned> modelOf(const CpuSet& set) {
+  const auto cpus = set.toVector();
+  return {cpus.begin(), cpus.end()};
+}
+
+CpuSet fromModel(const std::set<unsigned>& cpus) {
+  CpuSet set;
+  for (unsigned cpu : cpus) set.insert(cpu);
+  return set;
+}
+
+}  // namespace
+
+TEST(CpuSet, AgreesWithAnOrderedSetAcrossWordBoundariesUpToTheLimit) {
+  std::mt19937 random(7);
+  const auto draw = [&] {
+    std::set<unsigned> cpus;
+    const unsigned span = 1u + static_cast<unsigned>(random() % kMaxCpus);
+    const unsigned count = static_cast<unsigned>(random() % 70u);
+    for (unsigned i = 0; i < count; ++i) cpus.insert(static_cast<unsigned>(random() % span));
+    return cpus;
+  };
+  for (int round = 0; round < 3000; ++round) {
+    const std::set<unsigned> a = draw();
+    const std::set<unsigned> b = draw();
+    const CpuSet setA = fromModel(a);
+    const CpuSet setB = fromModel(b);
+    ASSERT_EQ(modelOf(setA), a);
+    ASSERT_EQ(setA.size(), a.size());
+    ASSERT_EQ(setA.empty(), a.empty());
+    ASSERT_EQ(setA.first(), a.empty() ? std::nullopt : std::optional<unsigned>(*a.begin()));
+    ASSERT_EQ(setA.last(), a.empty() ? std::nullopt : std::optional<unsigned>(*a.rbegin()));
+    std::set<unsigned> both, either, onlyA;
+    std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::inserter(both, both.end()));
+    std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::inserter(either, either.end()));
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::inserter(onlyA, onlyA.end()));
+    // Equality is of the sets: a result equals the same set built by inserts.
+    ASSERT_EQ(setA & setB, fromModel(both));
+    ASSERT_EQ(setA | setB, fromModel(either));
+    ASSERT_EQ(setA - setB, fromModel(onlyA));
+    ASSERT_EQ(setA.isSubsetOf(setB), std::includes(b.begin(), b.end(), a.begin(), a.end()));
+    ASSERT_EQ(setA == setB, a == b);
+    for (unsigned probe = 0; probe < 8; ++probe) {
+      const unsigned cpu = static_cast<unsigned>(random() % (kMaxCpus + 10));
+      ASSERT_EQ(setA.contains(cpu), a.count(cpu) == 1) << cpu;
+    }
+  }
+}
+
+TEST(CpuSet, ErasingTheHighestCpusLeavesASetEqualToOneNeverGrown) {
+  CpuSet grown{1, 5};
+  grown.insert(4000);
+  grown.insert(130);
+  EXPECT_NE(grown, (CpuSet{1, 5}));
+  grown.erase(4000);
+  grown.erase(130);
+  EXPECT_EQ(grown, (CpuSet{1, 5}));
+  EXPECT_EQ(grown.last(), 5u);
+  CpuSet one{63};
+  one.erase(63);
+  EXPECT_EQ(one, CpuSet{});
+  EXPECT_TRUE(one.empty());
+  EXPECT_EQ(CpuSet::range(3, 4000) - CpuSet::range(64, 4000), CpuSet::range(3, 63));
+}
+
+TEST(CpuSet, RangesMatchInsertsAtEveryWordEdge) {
+  const unsigned edges[] = {0, 1, 62, 63, 64, 65, 127, 128, 129, 4094, 4095};
+  for (unsigned first : edges)
+    for (unsigned last : edges) {
+      std::set<unsigned> expected;
+      for (unsigned cpu = first; cpu <= last; ++cpu) expected.insert(cpu);
+      EXPECT_EQ(CpuSet::range(first, last), fromModel(expected)) << first << "-" << last;
+    }
+  EXPECT_EQ(CpuSet::range(4090, 5000), CpuSet::range(4090, static_cast<unsigned>(kMaxCpus - 1)));
+  EXPECT_TRUE(CpuSet::range(static_cast<unsigned>(kMaxCpus), 5000).empty());
 }
