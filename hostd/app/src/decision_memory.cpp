@@ -37,8 +37,8 @@ bool snapshotIsStale(std::chrono::steady_clock::time_point takenAt, std::chrono:
 const TickReport& DecisionMemory::decideOnSnapshot(const DecisionSettings& settings, const std::vector<VmRecord>& vms,
                                                    const HostSnapshot* snapshot,
                                                    const std::optional<std::string>& staleWhy,
-                                                   std::map<std::string, ChannelSnapshot> channels,
-                                                   Clock::time_point now, std::uint64_t number) {
+                                                   ChannelSnapshots channels, Clock::time_point now,
+                                                   std::uint64_t number) {
   TickInputs inputs;
   inputs.now = now;
   inputs.vms = vms;
@@ -127,16 +127,15 @@ void DecisionMemory::remember(const TickInputs& inputs, const HostSnapshot* snap
     decidedInputs_.reset();
 }
 
-const TickReport* DecisionMemory::decideOnEvent(const DecisionSettings& settings,
-                                                std::map<std::string, ChannelSnapshot> channels, Clock::time_point now,
-                                                std::uint64_t number) {
+const TickReport* DecisionMemory::decideOnEvent(const DecisionSettings& settings, ChannelSnapshots channels,
+                                                Clock::time_point now, std::uint64_t number) {
   if (!decidedInputs_) return nullptr;  // a decision since found inputs missing: its hold stands
   decidedInputs_->now = now;
   decidedInputs_->recentObservedDemand = recentDemandSince(decidedInputs_->windowStartedAt);
   decidedInputs_->channels = std::move(channels);
-  latest_ = decideTick(settings.allocation, *decidedInputs_, hintState_, number);
+  // The same VMs in the same order as the decision revised: rowOf_ stands.
+  latest_ = reviseDecision(settings.allocation, std::move(latest_), *decidedInputs_, hintState_, number);
   hintState_ = latest_.hintState;
-  indexRows();
   return &latest_;
 }
 

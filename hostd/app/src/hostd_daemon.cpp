@@ -131,8 +131,8 @@ struct HostdDaemon::Impl {
   AllocationConfig allocationConfig() const { return settings().allocation; }
   milliseconds lease() const { return settings().lease; }
   DecisionSettings settings() const { return decisionSettingsOf(config()); }
-  std::map<std::string, ChannelSnapshot> channelStates() const {
-    std::map<std::string, ChannelSnapshot> channels;
+  ChannelSnapshots channelStates() const {
+    ChannelSnapshots channels;
     for (const auto& [name, session] : sessions) channels[name] = session->snapshot();
     return channels;
   }
@@ -616,7 +616,7 @@ Expected<TickReport> HostdDaemon::observeOnce(HostdParts& parts) {
   const HostSnapshot after = InventoryWorker::readOnce(*parts.inventory, parts.fs, parts.config.poolCgroup, 2);
   if (!after.inventoryRead) return Error{after.missing.empty() ? "inventory failed" : after.missing.front()};
   // As if every VM with a channel had a cooperative agent: what hostd would hint.
-  std::map<std::string, ChannelSnapshot> channels;
+  ChannelSnapshots channels;
   for (const auto& vm : after.records) {
     ChannelSnapshot assumed;
     assumed.cooperative = vm.channelSocket.has_value();

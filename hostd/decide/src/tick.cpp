@@ -84,8 +84,7 @@ PoolLoad loadOf(const TickInputs& inputs, const TickReport& report) {
 // Missing inputs: the hints in force stay (and are renewed) for the hold, then
 // they stop. Nothing is decided for the VM from what is left.
 void holdOrWithdrawRow(VmReport& row, const std::string& missing, std::chrono::steady_clock::duration lasted,
-                       bool withdrawn, const TickInputs& inputs, const std::map<std::string, HintState>& hintState,
-                       std::map<std::string, HintState>& next) {
+                       bool withdrawn, const TickInputs& inputs, const HintStates& hintState, HintStates& next) {
   const auto lastedMs = std::chrono::duration_cast<std::chrono::milliseconds>(lasted).count();
   VmAllocation& allocation = row.allocation;
   row.inputsMissing = true;
@@ -109,22 +108,21 @@ void holdOrWithdrawRow(VmReport& row, const std::string& missing, std::chrono::s
 
 // A host-wide input is missing: every VM holds, then every hint stops.
 void holdOrWithdraw(const TickInputs& inputs, const std::string& missing, TickReport& report,
-                    const std::map<std::string, HintState>& hintState) {
+                    const HintStates& hintState) {
   const auto lasted = inputs.now - inputs.inputsMissingSince.value_or(inputs.now);
   report.inputsMissing = missing;
   report.inputsMissingHostWide = true;
   report.hintsWithdrawn = lasted > inputs.missingInputHold;
-  std::map<std::string, HintState> next;
+  HintStates next;
   for (auto& row : report.vms) holdOrWithdrawRow(row, missing, lasted, report.hintsWithdrawn, inputs, hintState, next);
   report.hintState = std::move(next);
 }
 
 // Each pool with a VM that has no sample: why, by pool index.
-std::map<std::size_t, std::string> poolsMissingSamples(const TickInputs& inputs, const PoolLayout& layout) {
+std::map<std::size_t, std::string> poolsMissingSamples(const TickReport& report, const PoolLayout& layout) {
   std::map<std::size_t, std::vector<std::string>> missing;
-  for (std::size_t i = 0; i < inputs.vms.size(); ++i)
-    if (!inputs.samples.count(inputs.vms[i].name))
-      missing[layout.poolOfVm[i]].push_back("no vCPU sample of " + inputs.vms[i].name);
+  for (std::size_t i = 0; i < report.vms.size(); ++i)
+    if (!report.vms[i].sampled) missing[layout.poolOfVm[i]].push_back("no vCPU sample of " + report.vms[i].record.name);
   std::map<std::size_t, std::string> text;
   for (const auto& [pool, reasons] : missing) text[pool] = *joined(reasons);
   return text;
@@ -137,74 +135,86 @@ std::map<std::size_t, std::string> poolsMissingSamples(const TickInputs& inputs,
 void finishHints(const TickInputs& inputs, TickReport& report) {
   for (auto& row : report.vms) {
     if (!row.allocation.hint) continue;
+    if (!row.inputsMissing) {
+      row.hint = wireHint(*row.allocation.hint, row.record.policy.mode, inputs.hintTtlMs, row.allocation.reason);
+      continue;
+    }
     const std::string held = "inputs missing on the host: holding " + std::to_string(*row.allocation.hint) +
                              " vCPUs for up to " + std::to_string(inputs.missingInputHold.count()) + " ms";
-    row.hint = wireHint(*row.allocation.hint, row.record.policy.mode, inputs.hintTtlMs,
-                        row.inputsMissing ? held : row.allocation.reason);
+    row.hint = wireHint(*row.allocation.hint, row.record.policy.mode, inputs.hintTtlMs, held);
   }
 }
 
 }  // namespace
 
-TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
-                      const std::map<std::string, HintState>& hintState, std::uint64_t tick) {
-  TickReport report;
-  report.tick = tick;
-  report.poolCpus = inputs.poolCpus;
-  report.poolSource = inputs.poolSource;
-  report.reserveCpus = inputs.reserveCpus;
+namespace {
 
-  std::vector<VmDemand> demands;
-  demands.reserve(inputs.vms.size());
-  report.vms.reserve(inputs.vms.size());
-  for (const VmRecord& vm : inputs.vms) {
-    VmReport row;
-    row.record = vm;
-    // The sample is this tick's; the record may be a refresh older: after a
-    // vCPU hot-plug or unplug the sample's count is what the VM has, so no
-    // hint names more or fewer vCPUs than it has.
-    if (const auto sampled = inputs.samples.find(vm.name);
-        sampled != inputs.samples.end() && !sampled->second.vcpus.empty())
-      row.record.vcpus = static_cast<std::uint32_t>(sampled->second.vcpus.size());
-    row.weight = effectiveWeight(vm, inputs.cgroupV2);
-    if (const auto channel = inputs.channels.find(vm.name); channel != inputs.channels.end())
-      row.channel = channel->second;
-    const auto now = inputs.samples.find(vm.name);
-    const auto before = inputs.previousSamples.find(vm.name);
-    if (now != inputs.samples.end() && before != inputs.previousSamples.end())
-      row.load = deriveLoad(before->second, now->second);
-    if (row.load) report.vmRunCpus += row.load->runCpus + row.load->otherRunCpus;
+// The part of a VM's row that depends only on the inventory and the samples:
+// a decision between ticks, on the same samples, keeps it.
+VmReport rowOf(const VmRecord& vm, const TickInputs& inputs) {
+  VmReport row;
+  row.record = vm;
+  const auto now = inputs.samples.find(vm.name);
+  row.sampled = now != inputs.samples.end();
+  // The sample is this tick's; the record may be a refresh older: after a
+  // vCPU hot-plug or unplug the sample's count is what the VM has, so no
+  // hint names more or fewer vCPUs than it has.
+  if (now != inputs.samples.end() && !now->second.vcpus.empty())
+    row.record.vcpus = static_cast<std::uint32_t>(now->second.vcpus.size());
+  row.weight = effectiveWeight(vm, inputs.cgroupV2);
+  const auto before = inputs.previousSamples.find(vm.name);
+  if (now != inputs.samples.end() && before != inputs.previousSamples.end())
+    row.load = deriveLoad(before->second, now->second);
+  return row;
+}
 
-    VmDemand demand;
-    demand.name = vm.name;
-    demand.vcpus = std::max<std::uint32_t>(row.record.vcpus, 1);
-    demand.observedDemand = row.load ? row.load->demandCpus : 0.0;
-    demand.overheadCpus = row.load ? row.load->otherRunCpus : 0.0;
-    if (const auto recent = inputs.recentObservedDemand.find(vm.name); recent != inputs.recentObservedDemand.end())
-      demand.recentObservedDemand = recent->second;
-    const auto state = hintState.find(vm.name);
-    demand.vcpusInUse =
-        vcpusInUseDuring(state == hintState.end() ? nullptr : &state->second, inputs.windowStartedAt, inputs.now);
-    // A guest's word counts only while it is fresh and the guest cooperates;
-    // allocate() caps it at the VM's vCPUs.
-    row.statusFresh = statusIsFresh(row.channel, inputs.now, inputs.statusMaxAge);
-    if (row.statusFresh) {
-      demand.reportedDemand = row.channel.lastStatus->demand;
-      // The guest's demand moved after the samples' window began.
-      demand.reportIsNewer = inputs.windowStartedAt && row.channel.lastDemandChangeAt > *inputs.windowStartedAt;
-    }
-    demand.weight = row.weight;
-    demand.policy = vm.policy;
-    demand.cooperative = row.channel.cooperative;
-    demand.reachable = row.channel.state == ChannelState::Ready && row.channel.agentHello.has_value();
-    if (row.channel.agentHello && row.channel.agentHello->agent) {
-      const protocol::AgentInfo& agent = *row.channel.agentHello->agent;
-      demand.threadsPerCore = agent.threadsPerCore;
-      if (!agent.foldsOnAutoHints) demand.autoFoldDeclinedClass = agent.kernelClass.value_or("unknown");
-    }
-    demands.push_back(demand);
-    report.vms.push_back(std::move(row));
+// What the row's channel and the time of the decision make of its demand.
+VmDemand demandOf(VmReport& row, const TickInputs& inputs, const HintStates& hintState) {
+  const VmRecord& vm = row.record;
+  VmDemand demand;
+  demand.name = vm.name;
+  demand.vcpus = std::max<std::uint32_t>(vm.vcpus, 1);
+  demand.observedDemand = row.load ? row.load->demandCpus : 0.0;
+  demand.overheadCpus = row.load ? row.load->otherRunCpus : 0.0;
+  if (const auto recent = inputs.recentObservedDemand.find(vm.name); recent != inputs.recentObservedDemand.end())
+    demand.recentObservedDemand = recent->second;
+  const auto state = hintState.find(vm.name);
+  demand.vcpusInUse =
+      vcpusInUseDuring(state == hintState.end() ? nullptr : &state->second, inputs.windowStartedAt, inputs.now);
+  // A guest's word counts only while it is fresh and the guest cooperates;
+  // allocate() caps it at the VM's vCPUs.
+  row.statusFresh = statusIsFresh(row.channel, inputs.now, inputs.statusMaxAge);
+  if (row.statusFresh) {
+    demand.reportedDemand = row.channel.lastStatus->demand;
+    // The guest's demand moved after the samples' window began.
+    demand.reportIsNewer = inputs.windowStartedAt && row.channel.lastDemandChangeAt > *inputs.windowStartedAt;
   }
+  demand.weight = row.weight;
+  demand.policy = vm.policy;
+  demand.cooperative = row.channel.cooperative;
+  demand.reachable = row.channel.state == ChannelState::Ready && row.channel.agentHello.has_value();
+  if (row.channel.agentHello && row.channel.agentHello->agent) {
+    const protocol::AgentInfo& agent = *row.channel.agentHello->agent;
+    demand.threadsPerCore = agent.threadsPerCore;
+    if (!agent.foldsOnAutoHints) demand.autoFoldDeclinedClass = agent.kernelClass.value_or("unknown");
+  }
+  return demand;
+}
+
+// The channel as it is now, or none known.
+void takeChannel(VmReport& row, const TickInputs& inputs) {
+  const auto channel = inputs.channels.find(row.record.name);
+  row.channel = channel == inputs.channels.end() ? ChannelSnapshot{} : channel->second;
+}
+
+// Everything after the rows: the pools' capacity, the allocation, the holds
+// of missing inputs, the hints. The rows carry their records, loads and
+// channels; nothing of an earlier decision.
+TickReport decideRows(const AllocationConfig& config, TickReport report, const TickInputs& inputs,
+                      const HintStates& hintState) {
+  std::vector<VmDemand> demands;
+  demands.reserve(report.vms.size());
+  for (VmReport& row : report.vms) demands.push_back(demandOf(row, inputs, hintState));
   report.hostBusyCpus = inputs.hostBusyCpus.value_or(report.vmRunCpus);
   report.isolatedCpus = inputs.isolatedCpus;
   const PoolLayout layout = layoutOf(inputs);
@@ -240,7 +250,7 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
 
   // Pools are decided apart: a pool whose VMs all have samples is decided
   // even while another pool holds for a VM without one.
-  const Allocation allocation = allocate(config, layout, capacities, demands, hintState, inputs.now);
+  Allocation allocation = allocate(config, layout, capacities, demands, hintState, inputs.now);
   report.totalDemand = allocation.totalDemand;
   report.contention = allocation.contention;
   for (std::size_t p = 0; p < allocation.pools.size(); ++p) {
@@ -248,19 +258,19 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     report.pools[p].contention = allocation.pools[p].contention;
   }
   for (std::size_t i = 0; i < allocation.vms.size(); ++i) {
-    report.vms[i].allocation = allocation.vms[i];
-    if (allocation.vms[i].hint) report.hintState[allocation.vms[i].name] = allocation.vms[i].state;
+    if (allocation.vms[i].hint) report.hintState.emplace(allocation.vms[i].name, allocation.vms[i].state);
+    report.vms[i].allocation = std::move(allocation.vms[i]);
   }
-  const auto heldPools = poolsMissingSamples(inputs, layout);
+  const auto heldPools = poolsMissingSamples(report, layout);
   for (const auto& [p, missing] : heldPools) {
     PoolReport& pool = report.pools[p];
     const auto since = inputs.poolInputsMissingSince.find(pool.name);
     const auto lasted = since == inputs.poolInputsMissingSince.end() ? std::chrono::steady_clock::duration{}
-                                                                        : inputs.now - since->second;
+                                                                     : inputs.now - since->second;
     pool.inputsMissing = missing;
     pool.hintsWithdrawn = lasted > inputs.missingInputHold;
     pool.contention = false;  // not decided
-    std::map<std::string, HintState> next;
+    HintStates next;
     for (std::size_t vm : layout.pools[p].vms) {
       report.hintState.erase(report.vms[vm].record.name);
       holdOrWithdrawRow(report.vms[vm], missing, lasted, pool.hintsWithdrawn, inputs, hintState, next);
@@ -269,10 +279,50 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
     const std::string scoped = missing + (report.pools.size() > 1 ? " (pool " + pool.name + " held)" : "");
     report.inputsMissing = report.inputsMissing ? *report.inputsMissing + "; " + scoped : scoped;
   }
-  report.contention = std::any_of(report.pools.begin(), report.pools.end(),
-                                  [](const PoolReport& pool) { return pool.contention; });
+  report.contention =
+      std::any_of(report.pools.begin(), report.pools.end(), [](const PoolReport& pool) { return pool.contention; });
   finishHints(inputs, report);
   return report;
+}
+
+}  // namespace
+
+TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs, const HintStates& hintState,
+                      std::uint64_t tick) {
+  TickReport report;
+  report.tick = tick;
+  report.poolCpus = inputs.poolCpus;
+  report.poolSource = inputs.poolSource;
+  report.reserveCpus = inputs.reserveCpus;
+  report.vms.reserve(inputs.vms.size());
+  for (const VmRecord& vm : inputs.vms) {
+    VmReport row = rowOf(vm, inputs);
+    if (row.load) report.vmRunCpus += row.load->runCpus + row.load->otherRunCpus;
+    takeChannel(row, inputs);
+    report.vms.push_back(std::move(row));
+  }
+  return decideRows(config, std::move(report), inputs, hintState);
+}
+
+TickReport reviseDecision(const AllocationConfig& config, TickReport previous, const TickInputs& inputs,
+                          const HintStates& hintState, std::uint64_t tick) {
+  TickReport report;
+  report.tick = tick;
+  report.poolCpus = inputs.poolCpus;
+  report.poolSource = inputs.poolSource;
+  report.reserveCpus = inputs.reserveCpus;
+  report.vmRunCpus = previous.vmRunCpus;
+  report.vms = std::move(previous.vms);
+  for (VmReport& row : report.vms) {
+    // The record, load, weight and whether sampled stay; the rest is decided again.
+    row.statusFresh = false;
+    row.allocation = VmAllocation{};
+    row.pool.clear();
+    row.inputsMissing = false;
+    row.hint.reset();
+    takeChannel(row, inputs);
+  }
+  return decideRows(config, std::move(report), inputs, hintState);
 }
 
 }  // namespace vcpufold::hostd

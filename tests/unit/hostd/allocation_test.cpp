@@ -29,8 +29,8 @@ AllocationConfig delayTicks(unsigned k, double margin = 0.25) {
   return AllocationConfig{milliseconds(k > 0 ? (k - 1) * 1000 : 0), margin};
 }
 
-std::map<std::string, HintState> stateOf(const Allocation& allocation) {
-  std::map<std::string, HintState> state;
+HintStates stateOf(const Allocation& allocation) {
+  HintStates state;
   for (const auto& out : allocation.vms) state[out.name] = out.state;
   return state;
 }
@@ -39,7 +39,7 @@ std::map<std::string, HintState> stateOf(const Allocation& allocation) {
 Clock::time_point testNow{};
 std::vector<std::vector<std::optional<std::uint32_t>>> run(const AllocationConfig& config, double capacity,
                                                            const std::vector<VmDemand>& vms, int ticks,
-                                                           std::map<std::string, HintState>& state) {
+                                                           HintStates& state) {
   std::vector<std::vector<std::optional<std::uint32_t>>> hints;
   for (int t = 0; t < ticks; ++t) {
     testNow += std::chrono::seconds(1);
@@ -160,7 +160,7 @@ TEST(Allocation, AReportNeedsEvidenceForTwoWindowsAfterAnUnfold) {
   VmDemand folded = vm("folded", 4, 1.0);
   folded.reportedDemand = 4.0;
   folded.vcpusInUse = 1;
-  std::map<std::string, HintState> hints;
+  HintStates hints;
   hints["folded"].hint = 1;
   auto allocation = allocate(delayTicks(0), 3.5, {folded, vm("other", 4, 1.0)}, hints, at(20'000));
   ASSERT_EQ(allocation.vms[0].hint, 3u) << allocation.vms[0].reason;
@@ -234,7 +234,7 @@ TEST(Allocation, AVmWhoseAgentDeclinesAutoHintsIsNotFoldedButCountedAtItsDemand)
 
 TEST(Allocation, FoldAtOnceUnfoldAfterTheDelay) {
   const AllocationConfig config = delayTicks(3);
-  std::map<std::string, HintState> state;
+  HintStates state;
   auto hints = run(config, 2, {vm("a", 4, 4), vm("b", 4, 4)}, 1, state);
   EXPECT_EQ(hints[0][0], 1u);
   // b goes idle: a's fair share grows to 2 (capacity 2, b demands nothing).
@@ -251,7 +251,7 @@ TEST(Allocation, FoldAtOnceUnfoldAfterTheDelay) {
 TEST(Allocation, AnUnfoldFallsDueAtTheDelayNotAtATick) {
   const AllocationConfig config{milliseconds(1000), 0.25};
   const Clock::time_point start{};
-  std::map<std::string, HintState> state = stateOf(allocate(config, 2, {vm("a", 4, 4), vm("b", 4, 4)}, {}, start));
+  HintStates state = stateOf(allocate(config, 2, {vm("a", 4, 4), vm("b", 4, 4)}, {}, start));
   EXPECT_EQ(state["a"].hint, 1u);
   EXPECT_FALSE(nextUnfoldDue(config, state));
   // b goes idle 100 ms later: a's share is 2, the unfold is pending from then.
@@ -285,7 +285,7 @@ TEST(Allocation, ANewerReportIsTheDemandOnItsOwn) {
 
 TEST(Allocation, ShareHoveringAtACoreBoundaryHoldsTheHint) {
   const AllocationConfig config = delayTicks(0, 0.25);
-  std::map<std::string, HintState> state;
+  HintStates state;
   // a's share moves between 0.95 and 1.15 CPUs as the capacity wobbles: hint 1 throughout.
   for (double capacity : {1.90, 2.30, 1.95, 2.25, 2.10, 1.92}) {
     const auto hints = run(config, capacity, {vm("a", 4, 4), vm("b", 4, 4)}, 1, state);
@@ -297,7 +297,7 @@ TEST(Allocation, ShareHoveringAtACoreBoundaryHoldsTheHint) {
 
 TEST(Allocation, FlickeringDemandDoesNotFlap) {
   const AllocationConfig config = delayTicks(3);
-  std::map<std::string, HintState> state;
+  HintStates state;
   run(config, 2, {vm("a", 4, 4), vm("b", 4, 4)}, 1, state);
   // b alternates busy and idle every tick: a must never unfold.
   for (int t = 0; t < 20; ++t) {
@@ -380,7 +380,7 @@ TEST(Allocation, RandomisedConvergenceAndStepResponse) {
       vms.push_back(vm("vm" + std::to_string(i), 2 + static_cast<std::uint32_t>(random() % 8), 0));
     for (auto& d : vms) d.observedDemand = unit(random) * d.vcpus;
     const double capacity = 1 + unit(random) * 8;
-    std::map<std::string, HintState> state;
+    HintStates state;
     const auto settle = run(config, capacity, vms, static_cast<int>(delay) + 2, state);
     // Steady inputs: after convergence the hints stop changing.
     const auto steady = run(config, capacity, vms, 10, state);
@@ -389,7 +389,7 @@ TEST(Allocation, RandomisedConvergenceAndStepResponse) {
 
     // Step change: new demands. Folds land on the next tick; unfolds within the delay.
     for (auto& d : vms) d.observedDemand = unit(random) * d.vcpus;
-    std::map<std::string, HintState> fresh;
+    HintStates fresh;
     const auto target = run(delayTicks(0, 0.0), capacity, vms, 1, fresh).front();
     const auto after = run(config, capacity, vms, static_cast<int>(delay) + 1, state);
     for (std::size_t i = 0; i < vms.size(); ++i) {

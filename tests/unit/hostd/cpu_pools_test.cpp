@@ -243,7 +243,7 @@ TEST(DecideTickPools, AVmWithoutASampleHoldsOnlyItsOwnPool) {
   inputs.samples.erase("mute");
   inputs.cpuBusy = {{0, 1.0}, {1, 1.0}};
   inputs.hostBusyCpus = 2.0;
-  std::map<std::string, HintState> state;
+  HintStates state;
   for (const char* vm : {"busy1", "busy2"}) state[vm].hint = 4;
   for (const char* vm : {"mute", "quiet"}) state[vm].hint = 2;
 

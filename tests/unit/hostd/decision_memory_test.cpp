@@ -36,8 +36,8 @@ HostSnapshot snapshotAt(std::uint64_t cycle, std::uint64_t runNs, std::uint64_t 
   return snapshot;
 }
 
-std::map<std::string, ChannelSnapshot> cooperativeChannels() {
-  std::map<std::string, ChannelSnapshot> channels;
+ChannelSnapshots cooperativeChannels() {
+  ChannelSnapshots channels;
   for (const char* name : {"vm1", "vm2"}) {
     ChannelSnapshot channel;
     channel.state = ChannelState::Ready;

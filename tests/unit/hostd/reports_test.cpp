@@ -61,7 +61,7 @@ TickReport contendedReport(bool webDeclines = false) {
     inputs.vms.push_back(vm);
     inputs.channels[name] = channel;
   }
-  std::map<std::string, HintState> state;
+  HintStates state;
   return decideTick({}, inputs, state, 12);
 }
 

@@ -41,7 +41,7 @@ TEST(DecideTick, AOneTickSpikeOfNonVmLoadLeavesTheCapacity) {
   TickInputs inputs = contendedPool(4, 0.25);  // the VMs run 2 CPUs
   inputs.hostBusyCpus = 4.0;                   // 2 CPUs of something else, this tick only
   inputs.previousNonVmCpus = {{"0-3", 0.0}};   // a pool is named by its CPUs
-  std::map<std::string, HintState> state;
+  HintStates state;
   const TickReport report = decideTick({}, inputs, state, 2);
   EXPECT_DOUBLE_EQ(report.measuredNonVmCpus, 2.0);
   EXPECT_DOUBLE_EQ(report.nonVmCpus, 0.0);
@@ -53,7 +53,7 @@ TEST(DecideTick, NonVmLoadThatLastsTwoTicksShrinksTheCapacity) {
   TickInputs inputs = contendedPool(4, 0.25);
   inputs.hostBusyCpus = 4.0;
   inputs.previousNonVmCpus = {{"0-3", 2.0}};  // it was there last tick too
-  std::map<std::string, HintState> state;
+  HintStates state;
   const TickReport report = decideTick({}, inputs, state, 3);
   EXPECT_DOUBLE_EQ(report.nonVmCpus, 2.0);
   EXPECT_DOUBLE_EQ(report.capacity, 2.0);
@@ -64,7 +64,7 @@ TEST(DecideTick, CountsTheSmallerOfTwoTicksNonVmLoad) {
   TickInputs inputs = contendedPool(4, 0.25);
   inputs.hostBusyCpus = 3.0;                  // 1 CPU of other load now
   inputs.previousNonVmCpus = {{"0-3", 1.5}};  // 1.5 last tick
-  std::map<std::string, HintState> state;
+  HintStates state;
   const TickReport report = decideTick({}, inputs, state, 3);
   EXPECT_DOUBLE_EQ(report.measuredNonVmCpus, 1.0);
   EXPECT_DOUBLE_EQ(report.nonVmCpus, 1.0);
@@ -74,7 +74,7 @@ TEST(DecideTick, CountsTheSmallerOfTwoTicksNonVmLoad) {
 TEST(DecideTick, WithoutALastTickTheLoadCountsAsMeasured) {
   TickInputs inputs = contendedPool(4, 0.25);
   inputs.hostBusyCpus = 4.0;
-  std::map<std::string, HintState> state;
+  HintStates state;
   const TickReport report = decideTick({}, inputs, state, 1);
   EXPECT_DOUBLE_EQ(report.nonVmCpus, 2.0);
   EXPECT_DOUBLE_EQ(report.capacity, 2.0);
@@ -85,7 +85,7 @@ TEST(DecideTick, AVcpuHotplugIsHintedAtTheSamplesCountNotTheRecordsOlderOne) {
   TickInputs inputs = contendedPool(16, 1.0);
   inputs.hostBusyCpus = 8.0;
   inputs.vms[0].vcpus = 2;
-  std::map<std::string, HintState> state;
+  HintStates state;
   TickReport report = decideTick({}, inputs, state, 4);
   EXPECT_EQ(report.vms[0].record.vcpus, 4u);
   EXPECT_EQ(report.vms[0].allocation.hint, 4u) << "all it has, not the 2 it had";
@@ -146,7 +146,7 @@ TEST(DecideTick, AnIdleGuestClaimingDemandFoldsNobody) {
   claims.lastStatus = protocol::Status{4.0, 0, 1000, protocol::CpuSet::range(0, 3), protocol::Control::Host};
   claims.lastStatusAt = inputs.now;
   claims.lastDemandChangeAt = inputs.now - std::chrono::seconds(5);
-  std::map<std::string, HintState> state;
+  HintStates state;
   state["claims"].hint = 4;
   state["busy"].hint = 4;
   const TickReport report = decideTick({}, inputs, state, 10);
@@ -184,7 +184,7 @@ TickInputs quietHost() {
   return inputs;
 }
 
-std::map<std::string, HintState> hinted(std::uint32_t vcpus) {
+HintStates hinted(std::uint32_t vcpus) {
   HintState state;
   state.hint = vcpus;
   return {{"vm1", state}, {"vm2", state}};
@@ -277,7 +277,7 @@ TEST(DecideTickMissingInputs, AfterTheHoldEveryHintIsWithdrawnNeverShrunk) {
 TEST(DecideTickMissingInputs, AVmNeverHintedIsNotHintedOnMissingInputs) {
   TickInputs inputs = quietHost();
   inputs.missingInputs.push_back("host CPU time: unreadable");
-  std::map<std::string, HintState> state;
+  HintStates state;
   const TickReport report = decideTick({}, inputs, state, 1);
   for (const auto& vm : report.vms) EXPECT_FALSE(vm.allocation.hint.has_value());
 }
@@ -341,7 +341,7 @@ TEST(DecideTickStatus, AStaleReportIsIgnored) {
 
 TEST(DecideTickStatus, AReportFromAnAgentThatDoesNotAcknowledgeIsIgnored) {
   TickInputs inputs = idleButReporting(4, kNow, false);
-  std::map<std::string, HintState> state;
+  HintStates state;
   const TickReport report = decideTick({}, inputs, state, 2);
   EXPECT_FALSE(report.contention);
   for (const auto& vm : report.vms) {
@@ -357,7 +357,7 @@ TEST(DecideTickStatus, AReportIsCappedAtTheVmsVcpus) {
   inputs.poolCpus = 16;
   for (auto& [name, sample] : inputs.samples) sample.vcpus.assign(4, VcpuCounters{1'000'000'000, 0});
   inputs.hostBusyCpus = 8.0;
-  std::map<std::string, HintState> state;
+  HintStates state;
   const TickReport report = decideTick({}, inputs, state, 2);
   EXPECT_DOUBLE_EQ(report.totalDemand, 8.0);
   EXPECT_FALSE(report.contention);
@@ -388,7 +388,7 @@ TEST(DecideTickStatus, ADemandThatMovedAfterTheWindowBeganIsTheReportOnItsOwn) {
     channel.lastDemandChangeAt = kNow - std::chrono::milliseconds(200);
   }
   inputs.windowStartedAt = kNow - std::chrono::milliseconds(300);
-  std::map<std::string, HintState> state;
+  HintStates state;
   TickReport report = decideTick({}, inputs, state, 2);
   EXPECT_DOUBLE_EQ(report.totalDemand, 0.0) << "both went idle within the window";
   EXPECT_FALSE(report.contention);

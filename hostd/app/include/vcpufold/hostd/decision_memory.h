@@ -55,8 +55,7 @@ class DecisionMemory {
   // be evidence (or there is none), and why; the decision then holds.
   const TickReport& decideOnSnapshot(const DecisionSettings& settings, const std::vector<VmRecord>& vms,
                                      const HostSnapshot* snapshot, const std::optional<std::string>& staleWhy,
-                                     std::map<std::string, ChannelSnapshot> channels, Clock::time_point now,
-                                     std::uint64_t number);
+                                     ChannelSnapshots channels, Clock::time_point now, std::uint64_t number);
   // A snapshot taken only to start the first window (`--oneshot`): its
   // counters become what the next decision's samples are measured against;
   // nothing is decided on it.
@@ -65,8 +64,8 @@ class DecisionMemory {
   // capacity with the channels as they are now. None when there is no
   // decision to revise (host-wide inputs missing since, or none yet); a pool
   // held then for a VM without a sample is held again.
-  const TickReport* decideOnEvent(const DecisionSettings& settings, std::map<std::string, ChannelSnapshot> channels,
-                                  Clock::time_point now, std::uint64_t number);
+  const TickReport* decideOnEvent(const DecisionSettings& settings, ChannelSnapshots channels, Clock::time_point now,
+                                  std::uint64_t number);
   [[nodiscard]] bool canRevise() const { return decidedInputs_.has_value(); }
 
   // Whether a snapshot taken at takenAt is decided on. Rates over a window
@@ -115,7 +114,7 @@ class DecisionMemory {
   // The recent demands newer than `windowStart`, for a decision on samples from then.
   [[nodiscard]] std::map<std::string, double> recentDemandSince(std::optional<Clock::time_point> windowStart) const;
   std::unordered_map<std::string, std::size_t> rowOf_;  // latest_.vms by name
-  std::map<std::string, HintState> hintState_;
+  HintStates hintState_;
   std::map<std::string, VmSample> previousSamples_;
   std::optional<std::map<unsigned, CpuTicks>> previousTicks_;
   std::map<std::string, double> previousNonVmCpus_;   // by pool

@@ -43,6 +43,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "vcpufold/hostd/cpu_pools.h"
@@ -96,6 +97,11 @@ struct HintState {
   friend bool operator==(const HintState&, const HintState&) = default;
 };
 
+// Every hinted VM's state, by VM name. Hashed: a decision looks up each of a
+// thousand VMs, where an ordered map's string comparisons were a quarter of
+// the cost of a decision between ticks.
+using HintStates = std::unordered_map<std::string, HintState>;
+
 // The hint a VM's samples were taken under (VmDemand::vcpusInUse): the hint
 // in force, or the one before it where it grew since a window before the
 // samples' window began (windowStartedAt); none when the VM is not hinted.
@@ -110,7 +116,7 @@ struct AllocationConfig {
 
 // When the earliest pending unfold falls due (for a decision then), if any.
 std::optional<std::chrono::steady_clock::time_point> nextUnfoldDue(const AllocationConfig& config,
-                                                                   const std::map<std::string, HintState>& state);
+                                                                   const HintStates& state);
 
 struct VmAllocation {
   std::string name;
@@ -143,10 +149,10 @@ struct Allocation {
 // vms in the layout's order; capacities one per layout pool.
 Allocation allocate(const AllocationConfig& config, const PoolLayout& layout,
                     const std::vector<PoolCapacity>& capacities, const std::vector<VmDemand>& vms,
-                    const std::map<std::string, HintState>& previous, std::chrono::steady_clock::time_point now);
+                    const HintStates& previous, std::chrono::steady_clock::time_point now);
 
 // One pool that every VM may use anywhere in.
 Allocation allocate(const AllocationConfig& config, double capacity, const std::vector<VmDemand>& vms,
-                    const std::map<std::string, HintState>& previous, std::chrono::steady_clock::time_point now);
+                    const HintStates& previous, std::chrono::steady_clock::time_point now);
 
 }  // namespace vcpufold::hostd

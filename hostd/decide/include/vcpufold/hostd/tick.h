@@ -40,6 +40,7 @@ namespace vcpufold::hostd {
 struct VmReport {
   VmRecord record;
   std::optional<VmLoad> load;  // none on the first tick or after a counter reset
+  bool sampled = false;        // this decision's samples include the VM (else its pool holds)
   double weight = 100.0;
   ChannelSnapshot channel;
   bool statusFresh = false;  // the agent's last status counted as evidence this tick
@@ -91,14 +92,14 @@ struct TickReport {
   bool inputsMissingHostWide = false;
   bool hintsWithdrawn = false;  // host-wide inputs missing for longer than the hold: no VM hinted
   std::vector<VmReport> vms;
-  std::map<std::string, HintState> hintState;  // what the next decision starts from
+  HintStates hintState;  // what the next decision starts from
 };
 
 struct TickInputs {
   std::vector<VmRecord> vms;
   std::map<std::string, VmSample> samples;
   std::map<std::string, VmSample> previousSamples;
-  std::map<std::string, ChannelSnapshot> channels;
+  ChannelSnapshots channels;
   double poolCpus = 0.0;
   std::string poolSource;
   protocol::CpuSet poolCpuSet;    // the VM pool's pCPUs; empty: 0..poolCpus-1
@@ -147,7 +148,16 @@ protocol::Hint wireHint(std::uint32_t vcpus, FoldMode mode, std::uint32_t ttlMs,
 
 // One decision. hintState is what the previous decision left (its
 // report.hintState; empty at start); the report carries the next one.
-TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs,
-                      const std::map<std::string, HintState>& hintState, std::uint64_t tick);
+TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs, const HintStates& hintState,
+                      std::uint64_t tick);
+
+// A decision between ticks: `previous` must have been decided (by decideTick
+// or by this) on the same inventory and samples; inputs may differ from its
+// only in their channels, recentObservedDemand and now. Its rows' records,
+// loads and weights are kept (they depend on nothing else), which spares a
+// decision between ticks the samples' lookups and arithmetic; the result is
+// what decideTick would decide on these inputs.
+TickReport reviseDecision(const AllocationConfig& config, TickReport previous, const TickInputs& inputs,
+                          const HintStates& hintState, std::uint64_t tick);
 
 }  // namespace vcpufold::hostd

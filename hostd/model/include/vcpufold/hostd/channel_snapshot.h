@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "vcpufold/protocol/messages.h"
 
@@ -36,5 +37,9 @@ struct ChannelSnapshot {
   std::uint64_t agentErrors = 0;         // error frames the agent sent
   std::uint64_t logLinesSuppressed = 0;  // guest-caused log lines over the budget
 };
+
+// Every VM's channel as the control thread saw it, by VM name (hashed: a
+// decision looks each VM's up).
+using ChannelSnapshots = std::unordered_map<std::string, ChannelSnapshot>;
 
 }  // namespace vcpufold::hostd
