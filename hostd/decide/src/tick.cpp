@@ -145,10 +145,6 @@ void finishHints(const TickInputs& inputs, TickReport& report) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The part of a VM's row that depends only on the inventory and the samples:
 // a decision between ticks, on the same samples, keeps it.
 VmReport rowOf(const VmRecord& vm, const TickInputs& inputs) {
