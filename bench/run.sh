@@ -4,8 +4,8 @@
 # docs/performance.md (plots into docs/images/, raw CSV into docs/data/),
 # between the "<!-- NAME:begin -->" and "<!-- NAME:end -->" markers.
 #   contention  the contention bench's standard set (every file in
-#               bench/contention/scenarios/): 32 minutes on 2 cores in its
-#               last run, before its searches' budgets grew by about 9 minutes
+#               bench/contention/scenarios/): 43 minutes on 2 cores in its
+#               last run
 #   latency     emulated VMs, then TCG guests under libvirt, about 7 minutes
 #   random      scenarios nobody wrote (vcpufold-bench-contention --random N
 #               --seed S), about 3 minutes a scenario (20: 56 minutes)
