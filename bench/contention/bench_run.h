@@ -21,6 +21,7 @@ struct BenchConfig {
   std::string workDirectory;   // run directories go here
   unsigned tickMs = 1000;      // hostd's tick and the agents' interval (the defaults)
   double sampleSeconds = 0.5;  // the time series' step
+  std::optional<unsigned> unfoldDelayMs{};  // hostd's unfold_delay_ms; none: its default
 };
 
 struct RunPlan {

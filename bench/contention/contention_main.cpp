@@ -118,10 +118,17 @@ int main(int argc, char** argv) {
   app.add_option("--tick-ms", config.tickMs, "hostd's tick and the agents' interval")
       ->capture_default_str()
       ->check(CLI::Range(100, 60000));
+  unsigned unfoldDelayMs = 0;
+  const CLI::Option* unfoldDelayOption =
+      app.add_option("--unfold-delay-ms", unfoldDelayMs,
+                     "hostd's unfold_delay_ms in the vcpufold mode (default: hostd's own, 1000 ms); the run's "
+                     "Reproduce line names it")
+          ->check(CLI::Range(0u, 600000u));
   app.add_option("--emulated-vm", config.binaries.emulatedVm, "vcpufold-emulated-vm binary")->capture_default_str();
   app.add_option("--agent", config.binaries.agent, "vcpufold-agent binary")->capture_default_str();
   app.add_option("--hostd", config.binaries.hostd, "vcpufold-hostd binary")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (unfoldDelayOption->count() > 0) config.unfoldDelayMs = unfoldDelayMs;
   if (outDirectory.empty()) outDirectory = config.workDirectory + "/results";
   options.repetitionsGiven = repetitionsOption->count() > 0;
   if (quick) {

@@ -177,8 +177,9 @@ std::string Fleet::hostRootWithoutOtherLoad() const {
 
 void Fleet::startHostd() {
   std::ostringstream config;
-  config << "[hostd]\ninterval_ms = " << options_.tickMs << "\nttl_ticks = 3\nlog_level = \"debug\"\n"
-         << "[inventory]\nbackend = \"qmp\"\n";
+  config << "[hostd]\ninterval_ms = " << options_.tickMs << "\nttl_ticks = 3\nlog_level = \"debug\"\n";
+  if (options_.unfoldDelayMs) config << "unfold_delay_ms = " << *options_.unfoldDelayMs << "\n";
+  config << "[inventory]\nbackend = \"qmp\"\n";
   if (cpuset_) config << "pool_cgroup = \"" << HostCpuset::kCgroup << "\"\n";
   // Under --root the control socket is a path inside the root.
   const std::string root = options_.hostLoadHidden ? hostRootWithoutOtherLoad() : "";

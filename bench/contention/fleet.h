@@ -30,6 +30,9 @@ struct FleetOptions {
   // processes enters its capacity. For tests whose subject is hostd's
   // reaction, not what else the machine runs; a bench measures with it off.
   bool hostLoadHidden = false;
+  // hostd's unfold_delay_ms (none: hostd's default), to measure what the
+  // unfold delay costs and spares.
+  std::optional<unsigned> unfoldDelayMs{};
 };
 
 struct EmulatedVmProcess {

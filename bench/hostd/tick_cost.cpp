@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
   auto pendingAt = floodStart;
   std::vector<double> floodCosts;
   std::size_t asked = 0, granted = 0;
-  // The decision the flood's revise: one on the last tick's samples.
+  // The decision the flood's decisions revise: one on the last tick's samples.
   TickReport latest = decideTick(AllocationConfig{}, inputs, state, 0);
   state = latest.hintState;
   const auto decide = [&](std::chrono::steady_clock::time_point at) {

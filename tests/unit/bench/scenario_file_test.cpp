@@ -101,4 +101,13 @@ TEST(ScenarioFile, TheShippedScenariosParse) {
     ++files;
   }
   EXPECT_GE(files, 8u);
+  // The trade-off scenarios beside the standard set.
+  unsigned tradeOffs = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(VCPUFOLD_SCENARIO_DIR).parent_path() / "trade-offs")) {
+    std::string error;
+    EXPECT_TRUE(readScenarioFile(entry.path().string(), error)) << error;
+    ++tradeOffs;
+  }
+  EXPECT_GE(tradeOffs, 1u);
 }
