@@ -197,6 +197,16 @@ VmDemand demandOf(VmReport& row, const TickInputs& inputs, const HintStates& hin
   return demand;
 }
 
+// A report with what every decision copies from its inputs, and no rows.
+TickReport emptyReport(const TickInputs& inputs, std::uint64_t tick) {
+  TickReport report;
+  report.tick = tick;
+  report.poolCpus = inputs.poolCpus;
+  report.poolSource = inputs.poolSource;
+  report.reserveCpus = inputs.reserveCpus;
+  return report;
+}
+
 // The channel as it is now, or none known.
 void takeChannel(VmReport& row, const TickInputs& inputs) {
   const auto channel = inputs.channels.find(row.record.name);
@@ -285,11 +295,7 @@ TickReport decideRows(const AllocationConfig& config, TickReport report, const T
 
 TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs, const HintStates& hintState,
                       std::uint64_t tick) {
-  TickReport report;
-  report.tick = tick;
-  report.poolCpus = inputs.poolCpus;
-  report.poolSource = inputs.poolSource;
-  report.reserveCpus = inputs.reserveCpus;
+  TickReport report = emptyReport(inputs, tick);
   report.vms.reserve(inputs.vms.size());
   for (const VmRecord& vm : inputs.vms) {
     VmReport row = rowOf(vm, inputs);
@@ -302,11 +308,7 @@ TickReport decideTick(const AllocationConfig& config, const TickInputs& inputs, 
 
 TickReport reviseDecision(const AllocationConfig& config, TickReport previous, const TickInputs& inputs,
                           const HintStates& hintState, std::uint64_t tick) {
-  TickReport report;
-  report.tick = tick;
-  report.poolCpus = inputs.poolCpus;
-  report.poolSource = inputs.poolSource;
-  report.reserveCpus = inputs.reserveCpus;
+  TickReport report = emptyReport(inputs, tick);
   report.vmRunCpus = previous.vmRunCpus;
   report.vms = std::move(previous.vms);
   for (VmReport& row : report.vms) {
