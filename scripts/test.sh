@@ -81,14 +81,23 @@ trap 'stop_tree "$kernel_build"' EXIT
 step "packages: dpkg-buildpackage, lintian"
 "$root/scripts/build-debs.sh" "$build_base/release/debs"
 # e2e tests boot QEMU guests that need both cores: they run alone, after the
-# rest (the background kernel build aside). The kernel tests check the patched
-# guest kernel built in the background (its kernel.build test builds it again
-# if that failed) and boot it.
+# rest (the background kernel build aside). The kernel tests, which check the
+# patched guest kernel built in the background (its kernel.build test builds
+# it again if that failed) and boot it, run after the sanitizer tests.
 run_tests release -j "$jobs" -LE "e2e|kernel"
 step "test: release e2e"
 ctest --test-dir "$build_base/release" --output-on-failure --no-tests=error --timeout 900 -L e2e |
   tee "$log_dir/release-e2e-ctest.log"
 keep_test_output release release-e2e
+
+build sanitize -DCMAKE_BUILD_TYPE=Debug -DVCPUFOLD_SANITIZE=ON -DVCPUFOLD_WERROR=ON
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+run_tests sanitize -j "$jobs" -LE "e2e|packaging|kernel"
+
+# The kernel label runs after the sanitizer tests, so that the background
+# kernel build has had the idle time of the release, e2e and sanitizer test
+# phases (about 1,100 s of it on a 2-core machine) and is done by now.
 step "test: release kernel"
 wait "$kernel_build" ||
   echo "test.sh: the background kernel build failed ($log_dir/kernel-background.log); kernel.build builds it again"
@@ -96,11 +105,6 @@ trap - EXIT
 ctest --test-dir "$build_base/release" --output-on-failure --no-tests=error --timeout 2400 -L kernel |
   tee "$log_dir/release-kernel-ctest.log"
 keep_test_output release release-kernel
-
-build sanitize -DCMAKE_BUILD_TYPE=Debug -DVCPUFOLD_SANITIZE=ON -DVCPUFOLD_WERROR=ON
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-run_tests sanitize -j "$jobs" -LE "e2e|packaging|kernel"
 
 build fuzz --target fuzz_targets -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DVCPUFOLD_WERROR=ON \
   -DVCPUFOLD_FUZZ=ON -DVCPUFOLD_BUILD_TESTS=OFF -DVCPUFOLD_FUZZ_SECONDS="$fuzz_seconds"
