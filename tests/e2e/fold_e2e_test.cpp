@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string>
 #include <thread>
 
 #include "child_process.h"
@@ -249,27 +250,44 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   // exit, and hostd may see its connection close before pkill returns.
   const auto stopped = Clock::now();
   runShell("pkill -x libvirtd; for i in $(seq 50); do pgrep -x libvirtd >/dev/null || break; sleep 0.1; done");
+  // The hint held is the one in force when hostd lost libvirtd: 2 unless a
+  // tick between the wait above and the stop saw less capacity (other load on
+  // the machine, which hostd counts) and gave a 1. Whichever it was, it must
+  // not change until it is withdrawn.
   std::optional<double> withdrawnAfter;
+  std::string held;
   while (secondsSince(stopped) < 15) {
     auto columns = row(a);
     ASSERT_TRUE(columns.count("HINT")) << status();
     const std::string hint = columns["HINT"];
     if (hint == "-" && !withdrawnAfter) withdrawnAfter = secondsSince(stopped);
-    EXPECT_TRUE(hint == "2" || hint == "-") << "a's hint changed while libvirtd was down\n" << status();
+    if (held.empty() && hint != "-") {
+      held = hint;
+      EXPECT_TRUE(held == "2" || held == "1") << "a held a hint it was never given\n" << status();
+    }
+    EXPECT_TRUE(hint == held || hint == "-") << "a's hint changed while libvirtd was down (held " << held << ")\n"
+                                             << status();
     EXPECT_FALSE(withdrawnAfter && hint != "-") << "a hint came back without libvirtd\n" << status();
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   // status is polled and libvirtd takes a moment to go: the hold of 10 s
   // shows as 8..12 s here.
   ASSERT_TRUE(withdrawnAfter) << "hints withdrawn after the hold";
-  std::printf("libvirtd stopped: hints held, withdrawn after %.1f s\n", *withdrawnAfter);
+  std::printf("libvirtd stopped: a's hint %s held, withdrawn after %.1f s\n", held.c_str(), *withdrawnAfter);
   EXPECT_GE(*withdrawnAfter, 8.0) << "held for the hold (10 s)";
   EXPECT_LE(*withdrawnAfter, 12.0);
   const std::string outage = runShell("cat " + dir() + "/hostd.log");
   EXPECT_NE(outage.find("inputs missing: inventory"), std::string::npos) << outage;
   EXPECT_NE(outage.find("hints stopped; leases lapse"), std::string::npos) << outage;
   runShell(VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/libvirtd.sh");
-  EXPECT_TRUE(waitUntil([&] { return rowIs(a, "HINT", "2") && rowIs(b, "HINT", "1"); }, 60'000, 250))
+  // Hints again once libvirtd answers: both VMs hinted, a (weight 300) at
+  // least as many vCPUs as b (weight 100); which counts depends on the
+  // capacity the machine's other load leaves, checked before the outage.
+  const auto hinted = [&](const std::string& vm) {
+    const std::string hint = row(vm)["HINT"];
+    return hint.empty() || hint == "-" ? 0 : std::stoi(hint);
+  };
+  EXPECT_TRUE(waitUntil([&] { return hinted(a) >= 1 && hinted(b) >= 1 && hinted(a) >= hinted(b); }, 60'000, 250))
       << "hints again once libvirtd answers\n"
       << status();
   runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
