@@ -176,7 +176,11 @@ TEST(HostdMigration, TheDestinationHostTakesOverAndTheSourceForgets) {
   ASSERT_TRUE(hinted && folded) << destination.status() << destination.log() << "destination QEMU: "
                                 << destinationGuest.qmp(R"({"execute":"query-status"})", 5000).value_or("no answer")
                                 << "\n"
-                                << runShell("tail -20 " + dir + "/destination/guest/qemu.log");
+                                << runShell("tail -20 " + dir + "/destination/guest/qemu.log")
+                                << "\nthe guest's agent:\n"
+                                << guestRun(destinationGuest, "tail -40 /tmp/e2e/agent.log")
+                                << "\nhostd's channel socket (bytes queued to QEMU):\n"
+                                << runShell("ss -xp 2>/dev/null | grep -F '" + vm + ".hint.sock' || true");
   EXPECT_LE(hintedMs, 2 * kTickMs) << destination.log();
 
   // The guest runs on, on the destination: its workload progresses and the
