@@ -5,7 +5,7 @@
 #   release   RelWithDebInfo, gcc             (ctest: all labels, e2e and kernel included)
 #   sanitize  ASan + UBSan, gcc               (ctest: all but e2e, packaging and kernel, which the release build covers;
 #                                              the guest tests are not compiled there)
-#   fuzz      libFuzzer + ASan + UBSan, clang (ctest: label fuzz, 30 s per target)
+#   fuzz      libFuzzer + ASan + UBSan, clang (ctest: label fuzz, 20 s per target)
 # and builds the two Debian packages as Debian does (scripts/build-debs.sh:
 # dpkg-buildpackage -us -uc -b with debhelper's hardening=+all, then lintian),
 # which the package tests install. Every build treats warnings as errors
@@ -13,13 +13,13 @@
 #
 # Environment:
 #   VCPUFOLD_BUILD_DIR     where the build trees go (default: /var/tmp/vcpufold-build/<hash of this checkout>)
-#   VCPUFOLD_FUZZ_SECONDS  seconds per fuzz target (default 30)
+#   VCPUFOLD_FUZZ_SECONDS  seconds per fuzz target (default 20)
 #   VCPUFOLD_JOBS          parallel compile jobs (default 2)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_base=${VCPUFOLD_BUILD_DIR:-/var/tmp/vcpufold-build/$(printf '%s' "$root" | sha1sum | cut -c1-12)}
-fuzz_seconds=${VCPUFOLD_FUZZ_SECONDS:-30}
+fuzz_seconds=${VCPUFOLD_FUZZ_SECONDS:-20}
 jobs=${VCPUFOLD_JOBS:-2}
 log_dir="$build_base/logs"
 started=$SECONDS
