@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -289,7 +290,9 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   // capacity the machine's other load leaves, checked before the outage.
   const auto hinted = [&](const std::string& vm) {
     const std::string hint = row(vm)["HINT"];
-    return hint.empty() || hint == "-" ? 0 : std::stoi(hint);
+    int count = 0;
+    std::from_chars(hint.data(), hint.data() + hint.size(), count);  // "-" or nothing: 0
+    return count;
   };
   EXPECT_TRUE(waitUntil([&] { return hinted(a) >= 1 && hinted(b) >= 1 && hinted(a) >= hinted(b); }, 60'000, 250))
       << "hints again once libvirtd answers\n"
