@@ -66,7 +66,7 @@ RunResult runOnce(const BenchConfig& config, const Scenario& scenario, const Run
   result.repetition = repetition;
   result.warmupSeconds = warmupSeconds(scenario, plan.mode);
   Fleet fleet(config.binaries, config.workDirectory + "/" + runDirectoryName(scenario.name, plan.mode, repetition),
-              scenario.vms, {config.tickMs, scenario.pcpus, false, config.unfoldDelayMs});
+              scenario.vms, {.tickMs = config.tickMs, .pcpus = scenario.pcpus, .unfoldDelayMs = config.unfoldDelayMs});
   result.weightsApplied = fleet.weightsApplied();
   result.cpus = fleet.cpus();
   const long startedNs = monotonicNowNs();
