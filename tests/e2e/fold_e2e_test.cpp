@@ -284,6 +284,20 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   const std::string outage = runShell("cat " + dir() + "/hostd.log");
   EXPECT_NE(outage.find("inputs missing: inventory"), std::string::npos) << outage;
   EXPECT_NE(outage.find("hints stopped; leases lapse"), std::string::npos) << outage;
+  // hostd's own log says which hint was in force when the outage began (it
+  // logs the episode before the decision's hint changes): the status showed
+  // that one held, and a's hint changed during the outage only to none.
+  const auto episode = outage.rfind("holding every hint for up to");
+  ASSERT_NE(episode, std::string::npos) << outage;
+  const std::string aHint = a + ": hint ";
+  const auto inForceLine = outage.rfind(aHint, episode);
+  ASSERT_NE(inForceLine, std::string::npos) << outage;
+  const auto arrow = outage.find(" -> ", inForceLine) + 4;
+  EXPECT_EQ(held, outage.substr(arrow, outage.find(':', arrow) - arrow)) << outage;
+  for (auto line = outage.find(aHint, episode); line != std::string::npos; line = outage.find(aHint, line + 1)) {
+    const std::string text = outage.substr(line, outage.find('\n', line) - line);
+    EXPECT_NE(text.find(" -> none: "), std::string::npos) << "a's hint changed during the outage: " << text;
+  }
   runShell(VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/libvirtd.sh");
   // Hints again once libvirtd answers: both VMs hinted, a (weight 300) at
   // least as many vCPUs as b (weight 100); which counts depends on the
