@@ -135,6 +135,7 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
     const std::string hostdLines = readWholeFile(settings.workDirectory + "/" + hostdLog);
     // hostd's word for an agent that did not answer a hint within its lease.
     sample.overdueAcks = countOccurrences(hostdLines, "not acknowledged in");
+    sample.hostWaitCredits = countOccurrences(hostdLines, "the host kept the guest's side waiting");
     sample.hintChanges = planned.mode == GuestMode::Unfolded ? 0 : hintChangesAfterSettling(hostdLines);
     // The agents' logs: each hint's arrival, in the guest's clock, which the
     // measured unit's window is in too (its steady-time hint changes).
@@ -147,7 +148,7 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
         steadySeconds += window->end - window->start;
       }
     if (!agentLogs.empty()) sample.steadyMinutes = steadySeconds / static_cast<double>(agentLogs.size()) / 60;
-    if (sample.overdueAcks > 0) {
+    if (sample.overdueAcks > 0 || sample.hostWaitCredits > 0) {
       // The agents' side of those episodes (each hint's arrival and apply
       // time) beside hostd's log, to tell who waited.
       for (std::size_t guest = 0; guest < agentLogs.size(); ++guest)
@@ -173,12 +174,14 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
       sample.unitSeconds.push_back(*seconds);
       line += " " + format("%.2f", *seconds) + " s";
     }
-    std::printf("%s (%.4f units/s%s%s%s)\n", line.c_str(), sample.throughput(),
-                sample.overdueAcks ? (", " + std::to_string(sample.overdueAcks) + " overdue acks").c_str() : "",
-                sample.hintChanges ? (", " + std::to_string(sample.hintChanges) + " further hint changes").c_str() : "",
-                sample.steadyHintChanges
-                    ? (", " + std::to_string(sample.steadyHintChanges) + " in steady time").c_str()
-                    : "");
+    std::printf(
+        "%s (%.4f units/s%s%s%s%s)\n", line.c_str(), sample.throughput(),
+        sample.overdueAcks ? (", " + std::to_string(sample.overdueAcks) + " overdue acks").c_str() : "",
+        sample.hostWaitCredits
+            ? (", " + std::to_string(sample.hostWaitCredits) + " awaited longer for the host's wait").c_str()
+            : "",
+        sample.hintChanges ? (", " + std::to_string(sample.hintChanges) + " further hint changes").c_str() : "",
+        sample.steadyHintChanges ? (", " + std::to_string(sample.steadyHintChanges) + " in steady time").c_str() : "");
     std::fflush(stdout);
     report.samples.push_back(sample);
   }

@@ -144,7 +144,7 @@ unsigned hintChangesWithin(const std::string& agentLog, double fromSeconds, doub
 std::string guestsCsv(const std::vector<GuestSample>& samples) {
   std::string out =
       "actuator,workload,mode,repetition,guest,unit_s,units_per_s_all_guests,overdue_acks,hint_changes,minutes,"
-      "steady_hint_changes,steady_minutes\n";
+      "steady_hint_changes,steady_minutes,host_wait_credits\n";
   for (const auto& sample : samples)
     for (std::size_t guest = 0; guest < sample.unitSeconds.size(); ++guest)
       out += sample.actuator + "," + sample.workload + "," + guestModeName(sample.mode) + "," +
@@ -152,7 +152,7 @@ std::string guestsCsv(const std::vector<GuestSample>& samples) {
              format("%.3f", sample.unitSeconds[guest]) + "," + format("%.5f", sample.throughput()) + "," +
              std::to_string(sample.overdueAcks) + "," + std::to_string(sample.hintChanges) + "," +
              format("%.2f", sample.minutes) + "," + std::to_string(sample.steadyHintChanges) + "," +
-             format("%.3f", sample.steadyMinutes) + "\n";
+             format("%.3f", sample.steadyMinutes) + "," + std::to_string(sample.hostWaitCredits) + "\n";
   return out;
 }
 
@@ -231,24 +231,28 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
   // guest is busy and the first fold long done: the steady time, where a
   // steady controller changes nothing (the emulated bench's target: 0/min).
   out << "##### Overdue acknowledgements and hint changes\n\nIn the measurements with hostd (vcpufold and fixed): "
-         "hostd's `hint seq N not acknowledged in` lines; its preferred-count changes after each guest's first one, "
+         "hostd's `hint seq N not acknowledged in` lines; the hints it awaited longer because the host had kept "
+         "the VM's QEMU main loop waiting to run (`the host kept the guest's side waiting` lines: time the host, "
+         "not the agent, used); its preferred-count changes after each guest's first one, "
          "per minute of hostd's run (settling steps included: a second step when a neighbour's report waits for "
          "the host's evidence, and the pairs around an overdue acknowledgement); and the changes of the count the "
          "agents received during their measured unit (the second; every guest busy and the first fold done: "
          "steady time, whose target is 0 per minute), per minute of that unit, summed over guests:\n\n"
-         "| actuator | mode | measurements with an overdue ack | episodes | measurements with a further hint change | "
+         "| actuator | mode | measurements with an overdue ack | episodes | hints awaited longer for the host's wait | "
+         "measurements with a further hint change | "
          "changes per minute: median, max | measurements with a change in steady time | steady changes per minute: "
-         "median, max |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+         "median, max |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const auto& actuator : input.actuators) {
     if (!actuator.skipped.empty()) continue;
     for (const GuestMode mode : {GuestMode::Vcpufold, GuestMode::Fixed}) {
-      unsigned measurements = 0, with = 0, episodes = 0, changed = 0, steadyChanged = 0;
+      unsigned measurements = 0, with = 0, episodes = 0, credited = 0, changed = 0, steadyChanged = 0;
       std::vector<double> perMinute, steadyPerMinute;
       for (const auto& sample : input.samples)
         if (sample.actuator == actuator.actuator && sample.mode == mode) {
           ++measurements;
           with += sample.overdueAcks > 0;
           episodes += sample.overdueAcks;
+          credited += sample.hostWaitCredits;
           changed += sample.hintChanges > 0;
           perMinute.push_back(sample.minutes > 0 ? sample.hintChanges / sample.minutes : 0.0);
           steadyChanged += sample.steadyHintChanges > 0;
@@ -257,7 +261,7 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
         }
       if (measurements == 0) continue;
       out << "| `" << actuator.actuator << "` | " << guestModeName(mode) << " | " << with << " of " << measurements
-          << " | " << episodes << " | " << changed << " of " << measurements << " | "
+          << " | " << episodes << " | " << credited << " | " << changed << " of " << measurements << " | "
           << format("%.1f", median(perMinute)) << ", "
           << format("%.1f", *std::max_element(perMinute.begin(), perMinute.end())) << " | " << steadyChanged << " of "
           << measurements << " | "

@@ -23,6 +23,9 @@ struct GuestSample {
   unsigned repetition = 0;
   std::vector<double> unitSeconds;  // per guest
   unsigned overdueAcks = 0;         // hostd's "not acknowledged in" lines in this measurement
+  // hostd's "the host kept the guest's side waiting" lines: hints awaited
+  // longer because the host had not run the VM's QEMU main loop.
+  unsigned hostWaitCredits = 0;
   unsigned hintChanges = 0;         // hostd's hint changes after each guest's first (see hintChangesAfterSettling)
   double minutes = 0;               // from hostd's start to the workload's end
   // Preferred-count changes the agents received during their measured unit

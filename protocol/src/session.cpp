@@ -248,7 +248,14 @@ SessionOutput Session::checkDeadlines(SessionTime now, Backlog backlog) {
 
 SessionTime Session::ackDeadline() const {
   const bool deliveryLate = deliveryLateFor_ && deliveryLateFor_ == oldestUnackedSeq_;
-  return oldestUnackedAt_ + limits_.ackTimeout + (deliveryLate ? limits_.deliveryGrace : SessionTime::duration{});
+  const bool hostWaited = hostWaitCreditFor_ && hostWaitCreditFor_ == oldestUnackedSeq_;
+  return oldestUnackedAt_ + limits_.ackTimeout + (deliveryLate ? limits_.deliveryGrace : SessionTime::duration{}) +
+         (hostWaited ? hostWaitCredit_ : SessionTime::duration{});
+}
+
+std::optional<SessionTime> Session::awaitedSince() const {
+  if (!isHost_ || !open_ || !oldestUnackedSeq_) return std::nullopt;
+  return oldestUnackedAt_;
 }
 
 std::optional<SessionTime> Session::nextDeadline() const {
@@ -279,6 +286,25 @@ void Session::judgeDeadlines(SessionTime now, Backlog backlog, SessionOutput& ou
                                    std::to_string(limits_.ackTimeout.count()) + " ms: awaited " +
                                    std::to_string(limits_.deliveryGrace.count()) + " ms longer"));
     return;
+  }
+  // The host did not run the guest's side for part of the wait: the agent
+  // could not have answered in that time. The credit only grows (the wait is
+  // cumulative) and is capped, so a VM the host starves gains
+  // hostWaitGraceMax at most, once per hint.
+  const auto hostWait = std::min(backlog.peerSideWaited, limits_.hostWaitGraceMax);
+  const bool creditIsThisHint = hostWaitCreditFor_ == oldestUnackedSeq_;
+  if (hostWait > (creditIsThisHint ? hostWaitCredit_ : std::chrono::milliseconds(0))) {
+    const bool first = !creditIsThisHint;
+    hostWaitCreditFor_ = oldestUnackedSeq_;
+    hostWaitCredit_ = hostWait;
+    if (now <= ackDeadline()) {
+      if (first)
+        out.events.push_back(event(SessionEvent::Kind::HostKeptPeerWaiting,
+                                   "hint seq " + std::to_string(*oldestUnackedSeq_) +
+                                       ": the host kept the guest's side waiting to run " +
+                                       std::to_string(hostWait.count()) + " ms since it was sent: awaited that long"));
+      return;
+    }
   }
   if (backlog.fromPeerUnread && judgementDeferredFor_ != oldestUnackedSeq_) {
     judgementDeferredFor_ = oldestUnackedSeq_;  // read what came first; the next tick judges

@@ -231,7 +231,8 @@ class ChannelTest : public ::testing::Test {
   }
 
   std::unique_ptr<ChannelSession> session(const std::string& name, ChannelLimits limits = {},
-                                          ChannelSession::PeerCheck check = {}) {
+                                          ChannelSession::PeerCheck check = {},
+                                          ChannelSession::PeerWaitProbe probe = {}) {
     auto s = std::make_unique<ChannelSession>(io_, name, path(name), limits, [this](const std::string& line) {
       std::lock_guard lock(logMutex_);
       log_.push_back(line);
@@ -239,6 +240,7 @@ class ChannelTest : public ::testing::Test {
     });
     s->setHint(Hint{0, 2, 3000, HintPolicy::Auto, "test"});
     if (check) s->checkPeer(std::move(check));
+    if (probe) s->measurePeerWait(std::move(probe));
     s->start();
     return s;
   }
@@ -413,6 +415,45 @@ TEST_F(ChannelTest, AHintTheGuestsSideHasNotTakenIsAwaitedOneGraceLongerThenJudg
   EXPECT_LT(duration_cast<milliseconds>(*overdue - *hello).count(), 1200);
   EXPECT_TRUE(logged("bytes to the guest not yet taken by its side")) << "the log says which side held it";
   EXPECT_FALSE(sessions[0]->snapshot().cooperative);
+}
+
+TEST_F(ChannelTest, TheTimeTheHostKeptTheGuestsMainLoopWaitingIsAwaitedUpToItsCapThenJudged) {
+  Peer silent(path("starved"), Behaviour::HelloNoAck);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  const ChannelLimits limits{
+      .session = {.ackTimeout = std::chrono::milliseconds(300), .hostWaitGraceMax = std::chrono::milliseconds(400)}};
+  // A main loop the host never runs: its run-queue wait grows with the clock.
+  const auto start = Clock::now();
+  std::atomic<int> probedWithoutSocket = 0;
+  auto probe = [start, &probedWithoutSocket](int fd) -> std::optional<std::chrono::nanoseconds> {
+    if (fd < 0) ++probedWithoutSocket;
+    return Clock::now() - start;
+  };
+  sessions.push_back(session("starved", limits, {}, probe));
+  runTicks(sessions, 100, 1600);
+  const auto hello = loggedAt("says hello");
+  const auto waited = loggedAt("the host kept the guest's side waiting to run");
+  const auto overdue = loggedAt("not acknowledged in 700 ms");
+  ASSERT_TRUE(hello && waited && overdue) << "hello, the credit and the judgement are each logged";
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  // The deadline at 300 ms moves by the wait (capped at 400 ms): judged at 700 ms.
+  EXPECT_GE(duration_cast<milliseconds>(*waited - *hello).count(), 250);
+  EXPECT_GE(duration_cast<milliseconds>(*overdue - *hello).count(), 650) << "judged before the credit ended";
+  EXPECT_TRUE(logged("its main loop kept waiting")) << "the overdue line says how long the host held it";
+  EXPECT_FALSE(sessions[0]->snapshot().cooperative);
+  EXPECT_EQ(probedWithoutSocket, 0);
+}
+
+TEST_F(ChannelTest, AMainLoopTheHostRunsGivesNoCredit) {
+  Peer silent(path("ran"), Behaviour::HelloNoAck);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  const ChannelLimits limits{.session = {.ackTimeout = std::chrono::milliseconds(300)}};
+  auto probe = [](int) -> std::optional<std::chrono::nanoseconds> { return std::chrono::milliseconds(5); };
+  sessions.push_back(session("ran", limits, {}, probe));
+  runTicks(sessions, 100, 1000);
+  EXPECT_TRUE(logged("not acknowledged in 300 ms"));
+  EXPECT_FALSE(logged("the host kept the guest's side waiting"));
 }
 
 TEST_F(ChannelTest, AnAgentWhoseSideTakesTheHintLateButAnswersInTheGraceIsNotOverdue) {

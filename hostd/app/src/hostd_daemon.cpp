@@ -27,6 +27,7 @@
 #include "vcpufold/hostd/decision_memory.h"
 #include "vcpufold/hostd/inventory_worker.h"
 #include "vcpufold/hostd/metrics.h"
+#include "vcpufold/hostd/qemu_threads.h"
 #include "vcpufold/hostd/status_json.h"
 #include "vcpufold/hostd/status_table.h"
 #include "vcpufold/hostd/text_servers.h"
@@ -158,6 +159,20 @@ struct HostdDaemon::Impl {
     return [path = *vm.channelSocket, owner = socketOwner()](int) { return refusedSocketFile(path, owner); };
   }
 
+  // The run-queue wait of the VM's QEMU main loop, which takes hints off the
+  // channel: with libvirt the domain's QEMU (the socket's peer may be libvirt
+  // itself), else the socket's peer, which is QEMU.
+  ChannelSession::PeerWaitProbe peerWaitProbeFor(const VmRecord& vm) {
+    const bool libvirt = config().inventory == InventoryKind::Libvirt;
+    return [fs = parts.fs, name = vm.name, libvirt](int fd) -> std::optional<std::chrono::nanoseconds> {
+      const auto pid = libvirt ? readLibvirtQemuPid(fs, name) : peerPidOf(fd);
+      if (!pid) return std::nullopt;
+      const auto waited = readMainThreadRunQueueWaitNs(fs, *pid);
+      if (!waited) return std::nullopt;
+      return std::chrono::nanoseconds(static_cast<std::chrono::nanoseconds::rep>(*waited));
+    };
+  }
+
   // inventory.qmp_socket_owner as a uid, looked up once per name: the user
   // database may be a network service, not something to wait for on the
   // control thread at every new session.
@@ -188,6 +203,7 @@ struct HostdDaemon::Impl {
       session->onStatus([this, name = vm.name](const protocol::Status& status) { onStatus(name, status); });
       session->onCooperation([this, name = vm.name] { onCooperation(name); });
       session->checkPeer(peerCheckFor(vm));
+      session->measurePeerWait(peerWaitProbeFor(vm));
       session->start();
     }
     for (auto it = sessions.begin(); it != sessions.end();) {

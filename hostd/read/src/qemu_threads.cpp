@@ -99,6 +99,14 @@ Expected<std::vector<protocol::CpuSet>> readThreadAffinities(const RootedFs& fs,
   return affinities;
 }
 
+Expected<std::uint64_t> readMainThreadRunQueueWaitNs(const RootedFs& fs, pid_t pid) {
+  const std::string path = taskDirOf(pid) + "/" + std::to_string(pid) + "/schedstat";
+  auto text = fs.readFile(path);
+  auto parsed = text ? parseSchedstat(*text) : Expected<VcpuCounters>(text.error());
+  if (!parsed) return parsed.error().withContext(path);
+  return parsed->delayNs;
+}
+
 Expected<std::vector<VcpuCounters>> sampleQemuVcpuThreads(const RootedFs& fs, pid_t pid) {
   const std::string taskDir = taskDirOf(pid);
   auto threads = findQemuVcpuThreads(fs, pid);

@@ -63,6 +63,11 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   ChannelSession::StatusHandler statusHandler;
   ChannelSession::CooperationHandler cooperationHandler;
   ChannelSession::PeerCheck peerCheck;
+  ChannelSession::PeerWaitProbe peerWaitProbe;
+  // The far end's run-queue wait when the awaited hint was sent, and which
+  // wait (its start) that was: the base of Backlog::peerSideWaited.
+  std::optional<protocol::SessionTime> waitBaseFor;
+  std::optional<std::chrono::nanoseconds> waitBase;
   Socket socket;
   asio::steady_timer retryTimer;
   asio::steady_timer writeTimer;
@@ -79,6 +84,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   std::chrono::milliseconds tickLate{0};  // how late the control thread judged, for its log lines
   std::size_t bytesWaitingAtTick = 0;     // from the guest, not read by hostd yet
   std::size_t bytesUnreadByGuestAtTick = 0;  // to the guest, not taken by its side yet
+  std::chrono::milliseconds peerWaitedAtTick{0};  // the far end's run-queue wait since the awaited hint was sent
   std::array<char, 8192> readBuffer{};
   std::deque<protocol::OutboundFrame> outbound;
   bool writing = false;
@@ -212,6 +218,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
       onEvent(event);
       if (mine != generation) break;  // over budget: the session closed
     }
+    if (mine == generation) noteWaitBase();
     refreshSnapshot();
     if (mine == generation) armDeadline();
   }
@@ -252,7 +259,28 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
         bytesUnreadByGuestAtTick = static_cast<std::size_t>(unread);
     }
     for (const auto& frame : outbound) bytesUnreadByGuestAtTick += frame.bytes.size();
-    return protocol::Backlog{bytesWaitingAtTick > 0, bytesUnreadByGuestAtTick > 0};
+    return protocol::Backlog{bytesWaitingAtTick > 0, bytesUnreadByGuestAtTick > 0, peerWaitedSinceAwaited()};
+  }
+
+  // A new wait began (a hint sent with none awaited): note the far end's
+  // run-queue wait now, to measure how much of the wait the host used.
+  void noteWaitBase() {
+    const auto since = session.awaitedSince();
+    if (since == waitBaseFor) return;
+    waitBaseFor = since;
+    waitBase.reset();
+    if (since && peerWaitProbe && socket.is_open()) waitBase = peerWaitProbe(socket.native_handle());
+  }
+
+  std::chrono::milliseconds peerWaitedSinceAwaited() {
+    peerWaitedAtTick = std::chrono::milliseconds(0);
+    if (!waitBase || waitBaseFor != session.awaitedSince() || !peerWaitProbe || !socket.is_open())
+      return peerWaitedAtTick;
+    const auto now = peerWaitProbe(socket.native_handle());
+    // A counter that went back is another process (QEMU restarted): no credit.
+    if (now && *now > *waitBase)
+      peerWaitedAtTick = std::chrono::duration_cast<std::chrono::milliseconds>(*now - *waitBase);
+    return peerWaitedAtTick;
   }
 
   void onEvent(const protocol::SessionEvent& event) {
@@ -297,13 +325,18 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
         // Which side was late: bytes left unread and a late tick point at this host.
         sayAboutGuest(event.text + ": not cooperative, counted at its demand (" + std::to_string(bytesWaitingAtTick) +
                       " bytes from the guest unread, " + std::to_string(bytesUnreadByGuestAtTick) +
-                      " bytes to the guest not yet taken by its side, judged " + std::to_string(tickLate.count()) +
+                      " bytes to the guest not yet taken by its side, its main loop kept waiting " +
+                      std::to_string(peerWaitedAtTick.count()) + " ms, judged " + std::to_string(tickLate.count()) +
                       " ms behind schedule)");
         break;
       case Kind::DeliveryLate:
         // The guest's side (QEMU's chardev, the guest's virtio queue) stalled, not its agent.
         sayAboutGuest(event.text + " (" + std::to_string(bytesUnreadByGuestAtTick) +
                       " bytes to the guest not taken by its side)");
+        break;
+      case Kind::HostKeptPeerWaiting:
+        // This host starved the VM's main loop; the agent is not judged for that time.
+        sayAboutGuest(event.text + " (QEMU's main loop runnable but not run)");
         break;
       case Kind::AcknowledgesAgain:
         sayAboutGuest("the agent acknowledges again");
@@ -417,6 +450,7 @@ void ChannelSession::onStatus(StatusHandler handler) { impl_->statusHandler = st
 void ChannelSession::onCooperation(CooperationHandler handler) { impl_->cooperationHandler = std::move(handler); }
 
 void ChannelSession::checkPeer(PeerCheck check) { impl_->peerCheck = std::move(check); }
+void ChannelSession::measurePeerWait(PeerWaitProbe probe) { impl_->peerWaitProbe = std::move(probe); }
 
 ChannelSnapshot ChannelSession::snapshot() const { return impl_->snap; }
 

@@ -229,11 +229,12 @@ TEST(GuestsReport, TheCsvHasOneRowPerGuest) {
   sample.minutes = 1.5;
   sample.steadyHintChanges = 1;
   sample.steadyMinutes = 0.075;
+  sample.hostWaitCredits = 2;
   EXPECT_EQ(guestsCsv({sample}),
             "actuator,workload,mode,repetition,guest,unit_s,units_per_s_all_guests,overdue_acks,hint_changes,minutes,"
-            "steady_hint_changes,steady_minutes\n"
-            "kernel,files,fixed,2,1,4.000,0.45000,3,4,1.50,1,0.075\n"
-            "kernel,files,fixed,2,2,5.000,0.45000,3,4,1.50,1,0.075\n");
+            "steady_hint_changes,steady_minutes,host_wait_credits\n"
+            "kernel,files,fixed,2,1,4.000,0.45000,3,4,1.50,1,0.075,2\n"
+            "kernel,files,fixed,2,2,5.000,0.45000,3,4,1.50,1,0.075,2\n");
 }
 
 TEST(GuestsReport, CountsOverdueAcknowledgementsAndHintChangesPerActuatorAndModeWithHostd) {
@@ -242,16 +243,18 @@ TEST(GuestsReport, CountsOverdueAcknowledgementsAndHintChangesPerActuatorAndMode
   samples[1].overdueAcks = 2;  // repetition 1, vcpufold
   samples[1].hintChanges = 4;
   samples[5].overdueAcks = 1;  // repetition 2, fixed
+  samples[4].hostWaitCredits = 3;  // repetition 2, vcpufold: awaited longer, not overdue
   samples[0].overdueAcks = 7;  // unfolded has no hostd: never counted
   samples[0].hintChanges = 9;
   for (auto& sample : samples) sample.steadyMinutes = 0.5;
   samples[4].steadyHintChanges = 1;  // repetition 2, vcpufold: one change in steady time
   samples[3].steadyHintChanges = 5;  // unfolded: never counted
   const std::string report = renderGuestsReport(inputWith(samples, {"hackbench-pipe"}));
-  EXPECT_NE(report.find("| `cpuset` | vcpufold | 1 of 3 | 2 | 1 of 3 | 0.0, 2.0 | 1 of 3 | 0.0, 2.0 |"),
+  EXPECT_NE(report.find("| `cpuset` | vcpufold | 1 of 3 | 2 | 3 | 1 of 3 | 0.0, 2.0 | 1 of 3 | 0.0, 2.0 |"),
             std::string::npos)
       << report;
-  EXPECT_NE(report.find("| `cpuset` | fixed | 1 of 3 | 1 | 0 of 3 | 0.0, 0.0 | 0 of 3 | 0.0, 0.0 |"), std::string::npos)
+  EXPECT_NE(report.find("| `cpuset` | fixed | 1 of 3 | 1 | 0 | 0 of 3 | 0.0, 0.0 | 0 of 3 | 0.0, 0.0 |"),
+            std::string::npos)
       << report;
   EXPECT_NE(report.find("| `cpuset`: 0 preferred-count changes per minute in steady time (vcpufold) | median 0.0, "
                         "max 2.0 /min | missed |"),
@@ -265,7 +268,7 @@ TEST(GuestsReport, CountsOverdueAcknowledgementsAndHintChangesPerActuatorAndMode
   // Without the units' windows there is no steady time: said, never a 0 and never met.
   for (auto& sample : samples) sample.steadyMinutes = 0;
   const std::string unread = renderGuestsReport(inputWith(samples, {"hackbench-pipe"}));
-  EXPECT_NE(unread.find("| `cpuset` | vcpufold | 1 of 3 | 2 | 1 of 3 | 0.0, 2.0 | 0 of 3 | no steady time |"),
+  EXPECT_NE(unread.find("| `cpuset` | vcpufold | 1 of 3 | 2 | 3 | 1 of 3 | 0.0, 2.0 | 0 of 3 | no steady time |"),
             std::string::npos)
       << unread;
   EXPECT_EQ(unread.find("in steady time (vcpufold)"), std::string::npos) << unread;

@@ -76,6 +76,23 @@ TEST(QemuThreads, AMissingPidFileOrThreadIsAnError) {
   EXPECT_NE(counters.error().message.find("17079"), std::string::npos) << counters.error().message;
 }
 
+// The main thread's schedstat (its main loop, which serves the hint channel),
+// captured with the pinned-threads fixture: its run-queue wait is the second field.
+TEST(QemuThreads, TheMainThreadsRunQueueWaitFromItsSchedstat) {
+  FixtureTree tree("host-qemu-pinned-threads");
+  const auto expected = parseSchedstat(tree.read("/proc/30855/task/30855/schedstat"));
+  ASSERT_TRUE(expected);
+  const auto waited = readMainThreadRunQueueWaitNs(tree.fs(), 30855);
+  ASSERT_TRUE(waited) << waited.error().message;
+  EXPECT_EQ(*waited, expected->delayNs);
+  EXPECT_GT(*waited, 0u);
+  tree.write("/proc/30855/task/30855/schedstat", "garbage\n");
+  const auto bad = readMainThreadRunQueueWaitNs(tree.fs(), 30855);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("/proc/30855/task/30855/schedstat"), std::string::npos) << bad.error().message;
+  EXPECT_FALSE(readMainThreadRunQueueWaitNs(tree.fs(), 4242)) << "no such process";
+}
+
 // A QEMU 7.2 TCG process with -name debug-threads=on as libvirt starts it,
 // its vCPU 0 thread and monitor I/O thread pinned to pCPU 0 and its vCPU 1
 // thread to pCPU 1 with taskset, captured from /proc (pid 30855).

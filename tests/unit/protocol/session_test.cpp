@@ -69,9 +69,9 @@ Hint hintOf(std::uint32_t vcpus, HintPolicy policy = HintPolicy::Auto) { return 
 
 // A host session that has said hello and heard the agent's, with a hint of 2 set.
 struct ReadyHost {
-  Session host{hostHello()};
+  Session host;
   std::uint64_t firstSeq = 0;
-  ReadyHost() {
+  explicit ReadyHost(SessionLimits limits = {}) : host(hostHello(), limits) {
     host.setHint(hintOf(2), kStart);
     host.open(kStart);
     // After opening, what arrives up to the first newline or 0xFF is discarded:
@@ -241,6 +241,62 @@ TEST(HostSession, AHintTheGuestHasNotTakenByItsDeadlineIsAwaitedOneGraceLongerOn
   EXPECT_EQ(overdue->text, "hint seq " + std::to_string(next) + " not acknowledged in 6000 ms");
   EXPECT_EQ(find(out, Kind::DeliveryLate), nullptr) << "once per hint";
   EXPECT_FALSE(ready.host.cooperative());
+}
+
+TEST(HostSession, TheTimeTheHostKeptTheGuestsSideWaitingIsAwaitedUpToItsCap) {
+  ReadyHost ready;
+  ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
+  auto out = ready.host.tick(kStart + milliseconds(1000));
+  const std::uint64_t renewed = std::get<Hint>(written(out)[0].message).seq;
+  EXPECT_EQ(ready.host.awaitedSince(), kStart + milliseconds(1000));
+  // At the deadline QEMU's main loop had waited 1.5 s to run: awaited 1.5 s longer.
+  out = ready.host.checkDeadlines(kStart + milliseconds(4001), Backlog{.peerSideWaited = milliseconds(1500)});
+  EXPECT_EQ(find(out, Kind::AckOverdue), nullptr) << "the host, not the agent, used that time";
+  const auto* waited = find(out, Kind::HostKeptPeerWaiting);
+  ASSERT_NE(waited, nullptr);
+  EXPECT_EQ(waited->text, "hint seq " + std::to_string(renewed) +
+                              ": the host kept the guest's side waiting to run 1500 ms since it was sent: awaited "
+                              "that long");
+  EXPECT_TRUE(ready.host.cooperative());
+  EXPECT_EQ(ready.host.nextDeadline(), kStart + milliseconds(5501));
+  // The wait went on: the deadline follows it, said once, up to the cap (6 s).
+  out = ready.host.checkDeadlines(kStart + milliseconds(5501), Backlog{.peerSideWaited = milliseconds(2500)});
+  EXPECT_EQ(find(out, Kind::AckOverdue), nullptr);
+  EXPECT_EQ(find(out, Kind::HostKeptPeerWaiting), nullptr) << "once per hint";
+  EXPECT_EQ(ready.host.nextDeadline(), kStart + milliseconds(6501));
+  out = ready.host.checkDeadlines(kStart + milliseconds(6501), Backlog{.peerSideWaited = milliseconds(60'000)});
+  EXPECT_EQ(find(out, Kind::AckOverdue), nullptr);
+  EXPECT_EQ(ready.host.nextDeadline(), kStart + milliseconds(10'001)) << "capped at hostWaitGraceMax";
+  out = ready.host.checkDeadlines(kStart + milliseconds(10'001), Backlog{.peerSideWaited = milliseconds(90'000)});
+  const auto* overdue = find(out, Kind::AckOverdue);
+  ASSERT_NE(overdue, nullptr) << "a host that starves the VM past the cap: judged all the same";
+  EXPECT_EQ(overdue->text, "hint seq " + std::to_string(renewed) + " not acknowledged in 9000 ms");
+  EXPECT_FALSE(ready.host.cooperative());
+}
+
+TEST(HostSession, TheHostsWaitCountsOnlyForTheHintItWasMeasuredFor) {
+  ReadyHost ready;
+  ready.host.feed(line(Ack{ready.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
+  auto out = ready.host.tick(kStart + milliseconds(1000));
+  EXPECT_EQ(find(ready.host.checkDeadlines(kStart + milliseconds(4001), Backlog{.peerSideWaited = milliseconds(2000)}),
+                 Kind::AckOverdue),
+            nullptr);
+  const std::uint64_t renewed = std::get<Hint>(written(out)[0].message).seq;
+  ready.host.feed(line(Ack{renewed, CpuSet{0, 1}, Actuator::Cpuset}), kStart + milliseconds(5000));
+  EXPECT_EQ(ready.host.awaitedSince(), std::nullopt) << "nothing awaited";
+  // The next hint starts with no credit: with no wait measured it is judged at 3 s.
+  ready.host.tick(kStart + milliseconds(6000));
+  out = ready.host.checkDeadlines(kStart + milliseconds(9001));
+  EXPECT_NE(find(out, Kind::AckOverdue), nullptr);
+  // And a session whose cap is 0 never waits for the host.
+  SessionLimits none;
+  none.hostWaitGraceMax = milliseconds(0);
+  ReadyHost strict(none);
+  strict.host.feed(line(Ack{strict.firstSeq, CpuSet{0, 1}, Actuator::Cpuset}), kStart);
+  strict.host.tick(kStart + milliseconds(1000));
+  EXPECT_NE(find(strict.host.checkDeadlines(kStart + milliseconds(4001), Backlog{.peerSideWaited = milliseconds(2000)}),
+                 Kind::AckOverdue),
+            nullptr);
 }
 
 TEST(HostSession, AHintTakenInTimeIsJudgedAtItsDeadline) {

@@ -41,6 +41,11 @@ struct SessionLimits {
   // guest's side had not yet read it off the host's socket (the agent cannot
   // answer what it never got); judged then whatever the socket holds.
   std::chrono::milliseconds deliveryGrace{3'000};
+  // host: at most this much longer a hint is awaited for the time the host
+  // itself kept the guest's side from running since it was sent
+  // (Backlog::peerSideWaited): time the host did not give the VM is not the
+  // agent's lateness. 0: never.
+  std::chrono::milliseconds hostWaitGraceMax{6'000};
   std::chrono::milliseconds helloRepeat{2'000};  // host: hello again while the agent has not said hello
   int errorBudget = 20;                          // host: refused frames per errorWindow; more: OverErrorBudget
   std::chrono::milliseconds errorWindow{10'000};
@@ -50,21 +55,23 @@ struct SessionLimits {
 
 struct SessionEvent {
   enum class Kind {
-    PeerHello,          // a hello agreed a version; first: the connection's first
-    VersionMismatch,    // a hello shares no version with ours (answered with an error frame)
-    Hint,               // agent: a hint to apply, then acknowledge with send(Ack)
-    Ack,                // host: a valid acknowledgement of a hint of this connection
-    Status,             // host: the agent's status report
-    PeerError,          // the peer sent an error frame
-    PeerReset,          // the peer reset the stream with 0xFF (count: how many times in these bytes)
-    ProtocolError,      // a frame was refused; text says why
-    OverErrorBudget,    // host: more refused frames than the budget; the owner disconnects for a while
-    AckOverdue,         // host: the oldest unacknowledged hint is older than ackTimeout: not cooperative
-    AcknowledgesAgain,  // host: an agent that was overdue acknowledged
-    DeliveryLate,       // host: at its deadline the awaited hint was still unread by the guest's side; awaited longer
-    Cooperative,        // host: an agent became cooperative on this connection (an acknowledged hint)
-    RepliesSuppressed,  // agent: error replies left out by the rate limit (count)
-    EncodeFailed,       // a message of ours could not be encoded; text says why (a bug, not the peer's)
+    PeerHello,            // a hello agreed a version; first: the connection's first
+    VersionMismatch,      // a hello shares no version with ours (answered with an error frame)
+    Hint,                 // agent: a hint to apply, then acknowledge with send(Ack)
+    Ack,                  // host: a valid acknowledgement of a hint of this connection
+    Status,               // host: the agent's status report
+    PeerError,            // the peer sent an error frame
+    PeerReset,            // the peer reset the stream with 0xFF (count: how many times in these bytes)
+    ProtocolError,        // a frame was refused; text says why
+    OverErrorBudget,      // host: more refused frames than the budget; the owner disconnects for a while
+    AckOverdue,           // host: the oldest unacknowledged hint is older than ackTimeout: not cooperative
+    AcknowledgesAgain,    // host: an agent that was overdue acknowledged
+    DeliveryLate,         // host: at its deadline the awaited hint was still unread by the guest's side; awaited longer
+    HostKeptPeerWaiting,  // host: at its deadline the host had kept the guest's side waiting to run; awaited that much
+                          // longer
+    Cooperative,          // host: an agent became cooperative on this connection (an acknowledged hint)
+    RepliesSuppressed,    // agent: error replies left out by the rate limit (count)
+    EncodeFailed,         // a message of ours could not be encoded; text says why (a bug, not the peer's)
   };
   Kind kind;
   std::string text;                // a line for the log, peer strings not yet escaped
@@ -92,6 +99,11 @@ struct Backlog {
   // Bytes of ours the peer's side has not read yet (for a VM: QEMU has not
   // taken them off the socket, so the guest has not seen them).
   bool toPeerUnread = false;
+  // How long, since the awaited hint was sent, the host kept the peer's side
+  // runnable but not running (for a VM: the run-queue wait of QEMU's main
+  // loop, which takes the hint off the socket, passes the answer back and,
+  // under TCG, fires the guest's timers). 0: none, or not known.
+  std::chrono::milliseconds peerSideWaited{0};
 };
 
 struct SessionStats {
@@ -122,6 +134,9 @@ class Session {
   // one tick, no more. backlog.toPeerUnread at the deadline: the hint had not
   // reached the guest, so it is awaited deliveryGrace longer (DeliveryLate),
   // once per hint, and then judged whatever the socket holds.
+  // backlog.peerSideWaited at the deadline: the hint is awaited that much
+  // longer (HostKeptPeerWaiting, said once per hint), in all at most
+  // hostWaitGraceMax; the deadline moves as the measured wait grows.
   SessionOutput tick(SessionTime now, Backlog backlog = {});
   // Host: when a timer of tick() other than the lease renewal next falls due
   // (hello again, the ack deadline): the owner wakes then and calls
@@ -129,6 +144,9 @@ class Session {
   // closed session, or when nothing is pending (a judgement deferred for
   // unread bytes waits for the next tick, as tick() says).
   [[nodiscard]] std::optional<SessionTime> nextDeadline() const;
+  // Host: when the oldest hint not yet acknowledged was sent (the start of
+  // the wait the ack deadline bounds); none when nothing is awaited.
+  [[nodiscard]] std::optional<SessionTime> awaitedSince() const;
   // tick() without the lease renewal: only what fell due is done.
   SessionOutput checkDeadlines(SessionTime now, Backlog backlog = {});
 
@@ -154,8 +172,9 @@ class Session {
  private:
   void onFrame(const std::string& frame, SessionTime now, SessionOutput& out);
   void judgeDeadlines(SessionTime now, Backlog backlog, SessionOutput& out);
-  // When the awaited hint is judged: ackTimeout after it was sent, or
-  // deliveryGrace later when it had not reached the guest by then.
+  // When the awaited hint is judged: ackTimeout after it was sent, plus
+  // deliveryGrace when it had not reached the guest by then, plus the time
+  // the host kept the guest's side waiting (hostWaitCredit_).
   [[nodiscard]] SessionTime ackDeadline() const;
   void onHelloFrom(const Hello& hello, SessionTime now, SessionOutput& out);
   void onAck(const Ack& ack, SessionTime now, SessionOutput& out);
@@ -190,6 +209,8 @@ class Session {
   bool overdue_ = false;
   std::optional<std::uint64_t> judgementDeferredFor_;  // the hint whose overdue judgement waited a tick
   std::optional<std::uint64_t> deliveryLateFor_;       // the hint found unread by the guest's side at its deadline
+  std::optional<std::uint64_t> hostWaitCreditFor_;     // the hint hostWaitCredit_ belongs to
+  std::chrono::milliseconds hostWaitCredit_{0};        // its deadline moved by the host's wait, capped
   bool cooperative_ = false;
   std::optional<Ack> lastAck_;
   SessionTime errorWindowStart_{};

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,6 +42,11 @@ Expected<protocol::CpuSet> parseCpusAllowedList(std::string_view status);
 // reflects libvirt's vcpupin and <vcpu cpuset>, taskset, and cgroup cpusets.
 Expected<std::vector<protocol::CpuSet>> readThreadAffinities(const RootedFs& fs, pid_t pid,
                                                              const std::vector<pid_t>& threads);
+
+// The run-queue wait so far (ns, cumulative) of QEMU process `pid`'s main
+// thread: its main loop, which serves chardevs such as the vcpufold channel
+// (and under TCG fires the guest's timers).
+Expected<std::uint64_t> readMainThreadRunQueueWaitNs(const RootedFs& fs, pid_t pid);
 
 // Run time and run-queue delay of each vCPU thread of QEMU process `pid`.
 Expected<std::vector<VcpuCounters>> sampleQemuVcpuThreads(const RootedFs& fs, pid_t pid);

@@ -80,6 +80,15 @@ class ChannelSession {
   using PeerCheck = std::function<std::optional<std::string>(int fd)>;
   void checkPeer(PeerCheck check);
 
+  // The host scheduler's run-queue wait so far (cumulative) of the thread on
+  // the channel's far end that carries hints: QEMU's main loop. Read when a
+  // hint starts being awaited and again at its ack deadline; the difference
+  // is time the host, not the agent, used, and the deadline moves by it (up
+  // to SessionLimits::hostWaitGraceMax). None: not known (no credit). Set
+  // before start(); it must not block (a /proc read).
+  using PeerWaitProbe = std::function<std::optional<std::chrono::nanoseconds>(int fd)>;
+  void measurePeerWait(PeerWaitProbe probe);
+
   [[nodiscard]] ChannelSnapshot snapshot() const;
   [[nodiscard]] const std::string& socketPath() const;
 
