@@ -291,7 +291,8 @@ void Session::judgeDeadlines(SessionTime now, Backlog backlog, SessionOutput& ou
   // could not have answered in that time. The credit only grows (the wait is
   // cumulative) and is capped, so a VM the host starves gains
   // hostWaitGraceMax at most, once per hint.
-  const auto hostWait = std::min(backlog.peerSideWaited, limits_.hostWaitGraceMax);
+  const auto measured = backlog.peerSideWaited;
+  const auto hostWait = std::min(measured, limits_.hostWaitGraceMax);
   const bool creditIsThisHint = hostWaitCreditFor_ == oldestUnackedSeq_;
   if (hostWait > (creditIsThisHint ? hostWaitCredit_ : std::chrono::milliseconds(0))) {
     const bool first = !creditIsThisHint;
@@ -302,7 +303,8 @@ void Session::judgeDeadlines(SessionTime now, Backlog backlog, SessionOutput& ou
         out.events.push_back(event(SessionEvent::Kind::HostKeptPeerWaiting,
                                    "hint seq " + std::to_string(*oldestUnackedSeq_) +
                                        ": the host kept the guest's side waiting to run " +
-                                       std::to_string(hostWait.count()) + " ms since it was sent: awaited that long"));
+                                       std::to_string(measured.count()) + " ms since it was sent: awaited " +
+                                       std::to_string(hostWait.count()) + " ms longer"));
       return;
     }
   }

@@ -256,7 +256,7 @@ TEST(HostSession, TheTimeTheHostKeptTheGuestsSideWaitingIsAwaitedUpToItsCap) {
   ASSERT_NE(waited, nullptr);
   EXPECT_EQ(waited->text, "hint seq " + std::to_string(renewed) +
                               ": the host kept the guest's side waiting to run 1500 ms since it was sent: awaited "
-                              "that long");
+                              "1500 ms longer");
   EXPECT_TRUE(ready.host.cooperative());
   EXPECT_EQ(ready.host.nextDeadline(), kStart + milliseconds(5501));
   // The wait went on: the deadline follows it, said once, up to the cap (6 s).
