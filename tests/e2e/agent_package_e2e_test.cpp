@@ -21,6 +21,7 @@
 #include "lab_cleanup.h"
 #include "qemu_guest.h"
 #include "systemd_guest_test.h"
+#include "vcpufold/agent/kernel_class.h"
 
 using namespace vcpufold::protocol;
 using vcpufold::testing::ChannelClient;
@@ -81,8 +82,13 @@ TEST_P(AgentPackageInSystemdGuest, UdevStartsItSystemdFoldsStopUnfolds) {
   // bench measured it (docs/guest-agent.md); an auto hint is answered, and
   // folds only where that class is folded by default.
   EXPECT_EQ(hello->agent->kernelClass, release.kernelClass);
-  std::printf("%s: agent %s, kernel %s", release.name.c_str(), hello->software.c_str(),
-              guestOutput("uname -r").c_str());
+  std::string kernel = guestOutput("uname -r");
+  std::printf("%s: agent %s, kernel %s", release.name.c_str(), hello->software.c_str(), kernel.c_str());
+  if (!kernel.empty() && kernel.back() == '\n') kernel.pop_back();
+  // The compiled evidence for this kernel's class (guest-agent.md's table).
+  EXPECT_EQ(hello->agent->foldsOnAutoHints,
+            vcpufold::agent::evidenceFor(vcpufold::agent::classifyKernel(kernel, Actuator::Cpuset)).foldsByDefault)
+      << "the shipped default for " << release.kernelClass;
   ASSERT_TRUE(host.send(Hint{1, 1, 120'000, HintPolicy::Auto, "e2e"}));
   auto ack = host.receiveType<Ack>(kStepMs);
   ASSERT_TRUE(ack);
@@ -119,12 +125,17 @@ TEST_P(AgentPackageInSystemdGuest, UdevStartsItSystemdFoldsStopUnfolds) {
                                              << guestOutput("journalctl -u vcpufold-agent.service --no-pager | grep -i irq");
 
   // Its log reaches the journal at each line's own priority (spdlog's journal
-  // sink): the decline of auto hints on this kernel class is a warning; the
-  // start line is not.
+  // sink): the decline of auto hints on a class not folded by default is a
+  // warning, and so is a refused frame (sent here on a class that folds, to
+  // have a warning to look for); the start line is not.
   const std::string journal = "journalctl -b -q --no-pager -o cat -u vcpufold-agent.service -p ";
+  const std::string declined = "guest kernel class " + release.kernelClass + " is not folded by default";
+  if (hello->agent->foldsOnAutoHints) {
+    ASSERT_TRUE(host.sendRaw("{\"v\":1,\"type\":\"e2e-bogus\"}\n"));
+    EXPECT_TRUE(waitForOutput(journal + "warning | grep -c 'refused a frame from the host'", "1\n", seen)) << seen;
+  }
   const std::string warnings = guestOutput(journal + "warning");
-  EXPECT_NE(warnings.find("guest kernel class " + release.kernelClass + " is not folded by default"), std::string::npos)
-      << warnings;
+  EXPECT_EQ(warnings.find(declined) != std::string::npos, !hello->agent->foldsOnAutoHints) << warnings;
   EXPECT_EQ(warnings.find("online CPUs in"), std::string::npos) << warnings;
   EXPECT_NE(guestOutput(journal + "info").find("online CPUs in"), std::string::npos);
   EXPECT_EQ(guestOutput("journalctl -b -q --no-pager -o export -u vcpufold-agent.service -p warning | "
