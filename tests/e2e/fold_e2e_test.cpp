@@ -91,7 +91,12 @@ class FoldEndToEnd : public ::testing::Test {
         VCPUFOLD_HOSTD_BINARY, std::vector<std::string>{"--config", dir() + "/hostd.toml"}, dir() + "/hostd.log");
   }
   std::string status() {
-    return runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir() + "/hostd.toml status");
+    std::string text = runShell(std::string(VCPUFOLD_HOSTD_BINARY) + " --config " + dir() + "/hostd.toml status");
+    // A hostd that is gone says why (128 + N: killed by signal N).
+    if (hostd_ && !hostd_->running())
+      if (const auto exited = hostd_->waitExit(0))
+        text += "\nhostd exited with status " + std::to_string(*exited) + "\n";
+    return text;
   }
   // The status row of a VM as column name -> value (the header line names them).
   std::map<std::string, std::string> row(const std::string& vm) { return vcpufold::testing::statusRow(status(), vm); }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // vcpufold-hostd: command line only; the modes live in hostd_app.cpp.
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <filesystem>
 
 #include "vcpufold/common/daemon_support.h"
@@ -11,6 +12,11 @@
 
 int main(int argc, char** argv) {
   vcpufold::keepLargeBlocksAllocated();
+  // A peer that goes away mid-write must be an error on that write, not the
+  // end of hostd: libvirt's client writes its RPC socket with write(2), so a
+  // libvirtd stopping while a call goes out would otherwise kill hostd with
+  // SIGPIPE (seen when libvirtd was stopped under load) and every lease lapse.
+  ::signal(SIGPIPE, SIG_IGN);
   using vcpufold::hostd::HostdOptions;
   CLI::App app{
       "vcpufold-hostd: folds overcommitted VMs onto their fair share of the host's pCPUs. Every tick it samples\n"
