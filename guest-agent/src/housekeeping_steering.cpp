@@ -136,32 +136,39 @@ void HousekeepingSteering::checkIrqbalance(MonotonicTime now) {
 
 Expected<std::string> HousekeepingSteering::park(const CpuSet& parked) {
   const std::string cgroup = state_.cgroupRoot + "/" + kParkedCgroupName;
+  const std::string partitionFile = cgroup + "/cpuset.cpus.partition";
   const std::string list = protocol::formatCpuList(parked);
   if (parkRefusedFor_ && *parkRefusedFor_ == parked) return std::string{};  // said when it was refused
   if (knobs_.fs().isDirectory(cgroup)) {
     auto cpus = knobs_.fs().readFile(cgroup + "/cpuset.cpus");
-    auto partition = knobs_.fs().readFile(cgroup + "/cpuset.cpus.partition");
+    auto partition = knobs_.fs().readFile(partitionFile);
     auto current = cpus ? protocol::parseCpuListFile(*cpus) : Expected<CpuSet>(cpus.error());
-    if (current && *current == parked && partition && trimmed(*partition).find("invalid") == std::string::npos &&
-        trimmed(*partition) != "member")
-      return std::string{};
-    // Another set, or no longer valid: made anew below.
-    if (auto gone = unpark(); !gone) return gone.error();
+    const std::string type = partition ? trimmed(*partition) : std::string{};
+    if (current && *current == parked && partition && type.find("invalid") == std::string::npos && type != "member")
+      return settle(parked, type);
+    // Another set, a member (unpark()) or no longer valid: changed in place
+    // through a member, which gives its CPUs back at once. Removing the cgroup
+    // and making another would not: 6.1 gives a removed partition's CPUs back
+    // only once the cgroup has gone, after rmdir returns, and a partition made
+    // meanwhile leaves them in the root cgroup (its kernel threads on them).
+    if (!partition || (type != "member" && !knobs_.fs().writeExisting(partitionFile, "member")))
+      if (auto gone = removeParked(); !gone) return gone.error();
   }
   if (!state_.createdParked) {
-    state_.createdParked = true;
+    state_.createdParked = true;  // before it exists: release() and restore() remove it
     if (auto saved = saveState(); !saved) return saved.error();
   }
-  if (auto made = knobs_.fs().makeDirectory(cgroup); !made) return made.error();
+  if (!knobs_.fs().isDirectory(cgroup))
+    if (auto made = knobs_.fs().makeDirectory(cgroup); !made) return made.error();
   // Said once, not retried for this set. The empty cgroup goes; if it will
   // not, it is harmless (no tasks, no partition) and the state file keeps it
   // for release() and restore().
   auto refused = [&](const std::string& why) -> Expected<std::string> {
     parkRefusedFor_ = parked;
-    (void)unpark();
+    (void)removeParked();
     return "CPUs " + list + " not parked (" + why + "); ";
   };
-  if (!knobs_.fs().exists(cgroup + "/cpuset.cpus.partition"))
+  if (!knobs_.fs().exists(partitionFile))
     return refused("no cpuset partitions here: the cpuset controller is off or the kernel predates them");
   if (auto written = knobs_.fs().writeExisting(cgroup + "/cpuset.cpus", list); !written)
     return refused("cpuset.cpus: " + written.error().message);
@@ -169,15 +176,15 @@ Expected<std::string> HousekeepingSteering::park(const CpuSet& parked) {
   // lack the type take "root" (a domain of their own, still free of tasks).
   std::string taken;
   for (const char* type : {"isolated", "root"}) {
-    if (!knobs_.fs().writeExisting(cgroup + "/cpuset.cpus.partition", type)) continue;
-    auto now = knobs_.fs().readFile(cgroup + "/cpuset.cpus.partition");
+    if (!knobs_.fs().writeExisting(partitionFile, type)) continue;
+    auto now = knobs_.fs().readFile(partitionFile);
     if (now && trimmed(*now) == type) {
       taken = type;
       break;
     }
   }
   if (taken.empty()) {
-    auto now = knobs_.fs().readFile(cgroup + "/cpuset.cpus.partition");
+    auto now = knobs_.fs().readFile(partitionFile);
     return refused("the kernel would not make them a partition" + (now ? ": " + trimmed(*now) : std::string{}) +
                    "; another cgroup may hold them");
   }
@@ -189,10 +196,56 @@ Expected<std::string> HousekeepingSteering::park(const CpuSet& parked) {
     else
       self = ", the agent not moved there (" + moved.error().message + ")";
   }
-  return "parked CPUs " + list + " (" + taken + " partition " + kParkedCgroupName + self + "); ";
+  return "parked CPUs " + list + " (" + taken + " partition " + kParkedCgroupName + self + "); " +
+         settle(parked, taken);
+}
+
+std::optional<CpuSet> HousekeepingSteering::parkedCpusTheRootStillHas(const CpuSet& parked) const {
+  auto text = knobs_.fs().readFile(state_.cgroupRoot + "/cpuset.cpus.effective");
+  auto effective = text ? protocol::parseCpuListFile(*text) : Expected<CpuSet>(text.error());
+  if (!effective) return std::nullopt;  // cannot tell: taken as given up
+  return *effective & parked;
+}
+
+std::string HousekeepingSteering::settle(const CpuSet& parked, const std::string& type) {
+  const auto kept = parkedCpusTheRootStillHas(parked);
+  if (!kept || kept->empty()) {
+    retakes_.reset();
+    return {};
+  }
+  // The root cgroup still has parked CPUs although their partition is valid:
+  // a partition removed just before (an unfold, a restart) has not gone yet.
+  // Making the partition a member and again a partition takes them back.
+  if (!retakes_ || retakes_->first != parked) retakes_ = std::pair{parked, 0};
+  if (retakes_->second >= kRetakesPerSet) return {};  // said when it gave up
+  ++retakes_->second;
+  const std::string partitionFile = state_.cgroupRoot + "/" + kParkedCgroupName + "/cpuset.cpus.partition";
+  (void)knobs_.fs().writeExisting(partitionFile, "member");
+  (void)knobs_.fs().writeExisting(partitionFile, type);
+  const auto after = parkedCpusTheRootStillHas(parked);
+  const std::string keptList = protocol::formatCpuList(*kept);
+  if (!after || after->empty())
+    return "CPUs " + keptList + " taken back from the root cgroup (a partition removed just before had kept them); ";
+  if (retakes_->second == kRetakesPerSet)
+    return "the root cgroup keeps CPUs " + protocol::formatCpuList(*after) + " although they are parked; left so; ";
+  return "the root cgroup still has CPUs " + protocol::formatCpuList(*after) +
+         " (a partition removed just before has not gone yet): taken again at the next interval; ";
 }
 
 Expected<void> HousekeepingSteering::unpark() {
+  // The partition's CPUs go back to the root cgroup at once as it becomes a
+  // member; the cgroup stays (with the agent in it, on the same CPUs) for
+  // park() to change in place.
+  const std::string cgroup = state_.cgroupRoot + "/" + kParkedCgroupName;
+  const std::string partitionFile = cgroup + "/cpuset.cpus.partition";
+  if (!state_.createdParked || !knobs_.fs().isDirectory(cgroup)) return {};
+  auto partition = knobs_.fs().readFile(partitionFile);
+  if (partition && trimmed(*partition) == "member") return {};
+  if (partition && knobs_.fs().writeExisting(partitionFile, "member")) return {};
+  return removeParked();
+}
+
+Expected<void> HousekeepingSteering::removeParked() {
   const std::string cgroup = state_.cgroupRoot + "/" + kParkedCgroupName;
   if (state_.createdParked && knobs_.fs().isDirectory(cgroup))
     if (auto removed = removeCgroupMovingTasks(knobs_.fs(), state_.cgroupRoot, cgroup); !removed) return removed;

@@ -2,15 +2,19 @@
 // vcpufold-hostd against real TCG guests under libvirt
 // (qemu:///system): two 4-vCPU guests burn every vCPU on this machine's
 // pCPUs; --oneshot must list both, their run-queue delay and the hints it
-// would send, and the daemon must keep its VMs while libvirtd restarts.
+// would send, and the daemon must keep its VMs while libvirtd restarts and
+// keep sampling while one guest's QEMU main loop does not run.
 // Skips, saying why, where QEMU or libvirt cannot run.
 
 #include <gtest/gtest.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <regex>
 #include <thread>
@@ -30,6 +34,31 @@ namespace {
 const bool kLabCleanup = vcpufold::testing::registerLabCleanup();
 
 const std::string kGuests = VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/guests.sh";
+
+// Stops one thread of another process, and no other, while it lives: a
+// ptrace stop is per thread. Here the thread is a QEMU's main loop, left
+// unrun as an overloaded host's scheduler can leave it for seconds.
+class ThreadStop {
+ public:
+  explicit ThreadStop(pid_t tid) : tid_(tid) {
+    if (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) return;
+    seized_ = true;
+    int status = 0;
+    stopped_ = ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) == 0 && waitpid(tid, &status, __WALL) == tid &&
+               WIFSTOPPED(status);
+  }
+  ~ThreadStop() {
+    if (seized_) ptrace(PTRACE_DETACH, tid_, nullptr, nullptr);
+  }
+  ThreadStop(const ThreadStop&) = delete;
+  ThreadStop& operator=(const ThreadStop&) = delete;
+  [[nodiscard]] bool stopped() const { return stopped_; }
+
+ private:
+  pid_t tid_;
+  bool seized_ = false;
+  bool stopped_ = false;
+};
 
 class HostdUnderLibvirt : public ::testing::Test {
  protected:
@@ -119,6 +148,29 @@ TEST_F(HostdUnderLibvirt, OneshotThenDaemonThroughALibvirtdRestart) {
       [&] { return runShell("cat " + dir + "/hostd.log").find("answers again") != std::string::npos; }, 60000, 250))
       << runShell("cat " + dir + "/hostd.log");
   EXPECT_TRUE(statusShowsBoth());
+
+  // Guest a's QEMU main loop stops for 12 s (its vCPU threads may run on).
+  // libvirt's vCPU statistics ask that main loop through QEMU's monitor;
+  // hostd samples vCPUs from /proc, so its snapshots keep coming and no
+  // input goes missing, for either VM.
+  const std::string logBefore = runShell("cat " + dir + "/hostd.log");
+  const std::string pidText = runShell("cat /run/libvirt/qemu/vcpufold-e2e-a.pid");
+  const pid_t qemu = static_cast<pid_t>(std::atoi(pidText.c_str()));
+  ASSERT_GT(qemu, 0) << pidText;
+  {
+    ThreadStop mainLoop(qemu);
+    ASSERT_TRUE(mainLoop.stopped()) << "cannot stop QEMU's main thread " << qemu;
+    const std::string state =
+        runShell("cut -d' ' -f3 /proc/" + std::to_string(qemu) + "/task/" + std::to_string(qemu) + "/stat");
+    EXPECT_EQ(state.substr(0, 1), "t") << "the main thread in a tracing stop: " << state;
+    std::this_thread::sleep_for(std::chrono::seconds(12));
+    EXPECT_TRUE(statusShowsBoth());
+  }
+  const std::string logAfter = runShell("cat " + dir + "/hostd.log");
+  ASSERT_GE(logAfter.size(), logBefore.size());
+  const std::string duringStall = logAfter.substr(logBefore.size());
+  EXPECT_EQ(duringStall.find("inventory snapshot late"), std::string::npos) << duringStall;
+  EXPECT_EQ(duringStall.find("inputs missing"), std::string::npos) << duringStall;
   daemon.signal(SIGTERM);
   EXPECT_EQ(daemon.waitExit(5000), 0);
 }

@@ -23,10 +23,34 @@ constexpr int kFullRefreshEvery = 30;  // refresh() calls between full re-reads 
 constexpr int kKeepAliveIntervalS = 5;
 constexpr unsigned kKeepAliveCount = 3;
 
-// libvirt's QEMU driver before 7.2 gives vcpu.N.time without vcpu.N.delay;
-// other drivers (test:///) give neither.
-bool lacksVcpuDelay(const std::vector<std::pair<std::string, std::uint64_t>>& params) {
-  return std::none_of(params.begin(), params.end(), [](const auto& param) { return param.first == "vcpu.0.delay"; });
+// The VM's CPU time (ns): every thread in its cgroup (vCPUs, QEMU's own
+// threads, vhost workers), as libvirt reads it from cgroupfs without a job.
+// None where the driver cannot say (the test driver).
+std::optional<std::uint64_t> cpuTimeOf(virDomainPtr domain) {
+  std::vector<virTypedParameter> params(8);
+  const int count = virDomainGetCPUStats(domain, params.data(), static_cast<unsigned>(params.size()), -1, 1, 0);
+  if (count < 0) {
+    virResetLastError();
+    return std::nullopt;
+  }
+  unsigned long long cpuTime = 0;
+  const bool found = virTypedParamsGetULLong(params.data(), count, "cpu_time", &cpuTime) == 1;
+  virTypedParamsClear(params.data(), count);
+  if (!found) return std::nullopt;
+  return cpuTime;
+}
+
+// A stats record's numeric fields, by name.
+std::vector<std::pair<std::string, std::uint64_t>> numericParams(const virDomainStatsRecord& record) {
+  std::vector<std::pair<std::string, std::uint64_t>> params;
+  for (int p = 0; p < record.nparams; ++p) {
+    const virTypedParameter& param = record.params[p];
+    if (param.type == VIR_TYPED_PARAM_ULLONG)
+      params.emplace_back(param.field, param.value.ul);
+    else if (param.type == VIR_TYPED_PARAM_UINT)
+      params.emplace_back(param.field, param.value.ui);
+  }
+  return params;
 }
 
 }  // namespace
@@ -43,8 +67,7 @@ struct LibvirtInventory::State {
   // Since when each domain's reads (a call of readDomain, or its lookup) fail, by name.
   std::map<std::string, std::int64_t> failingSinceNs;
   std::map<std::string, std::string> lastReadNote;  // said once per domain and note
-  std::string lastSampleProblem;
-  bool delayFallbackNoted = false;
+  std::map<std::string, std::string> lastSampleProblem;  // by name: said once per VM and problem
   std::vector<std::string> notes;
   std::mutex dirtyMutex;  // guards the two below (event thread)
   bool dirtyAll = true;
@@ -318,58 +341,75 @@ Expected<std::vector<VmRecord>> LibvirtInventory::refresh() {
 
 Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
   if (auto connected = ensureConnected(); !connected) return connected.error();
-  virDomainStatsRecordPtr* records = nullptr;
-  // NOWAIT: a domain whose job lock is held (a stuck monitor, a migration)
-  // is reported with what libvirt has instead of blocking the whole call.
-  const int count =
-      virConnectGetAllDomainStats(state_->connection, VIR_DOMAIN_STATS_VCPU | VIR_DOMAIN_STATS_CPU_TOTAL, &records,
-                                  VIR_CONNECT_GET_ALL_DOMAINS_STATS_ACTIVE | VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT);
-  if (count < 0) return libvirtError("cannot read vCPU statistics on " + uri_);
+  // Nothing here waits for QEMU. libvirt's domain statistics
+  // (virConnectGetAllDomainStats), for vCPUs and, in libvirt 9.0, even for
+  // the CPU time, take a domain job and ask QEMU's monitor, which QEMU's
+  // main loop answers: on a contended host that loop can be left unrun for
+  // seconds, and one such QEMU held the whole call, every VM's sample, and
+  // so every VM's hints. Each VM's vCPU threads' schedstat in /proc gives the
+  // vCPU counters, and libvirt's cgroup read (virDomainGetCPUStats, no job)
+  // the VM's CPU time.
+  virDomainPtr* listed = nullptr;
+  const int count = virConnectListAllDomains(state_->connection, &listed, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+  if (count < 0) return libvirtError("cannot list domains on " + uri_);
+  std::vector<DomainHandle> domains;
+  for (int i = 0; i < count; ++i) domains.emplace_back(listed[i]);
+  free(listed);
   const std::int64_t now = monotonicNs();
   std::map<std::string, VmSample> samples;
-  for (int i = 0; i < count; ++i) {
-    std::vector<std::pair<std::string, std::uint64_t>> params;
-    for (int p = 0; p < records[i]->nparams; ++p) {
-      const virTypedParameter& param = records[i]->params[p];
-      if (param.type == VIR_TYPED_PARAM_ULLONG)
-        params.emplace_back(param.field, param.value.ul);
-      else if (param.type == VIR_TYPED_PARAM_UINT)
-        params.emplace_back(param.field, param.value.ui);
+  std::map<std::string, std::string> problems;  // VMs without a sample, and why
+  std::vector<virDomainPtr> fromLibvirt;        // VMs whose vCPU threads this host's /proc does not show
+  const auto take = [&](virDomainPtr domain, const std::string& name, std::vector<VcpuCounters> counters) {
+    // A vCPU hot-plug or unplug: the counters show it at once, the record at
+    // its next read, which is asked for now (the next refresh, one cycle).
+    if (const auto known = state_->known.find(name);
+        known != state_->known.end() && known->second.vcpus != counters.size()) {
+      std::lock_guard lock(state_->dirtyMutex);
+      state_->dirtyDomains.insert(name);
     }
-    const std::string name = virDomainGetName(records[i]->dom);
-    auto counters = vcpuCountersFromStats(params);
-    if (!counters && lacksVcpuDelay(params)) {
-      // The same counters from the vCPU threads' schedstat.
-      if (!state_->delayFallbackNoted) {
-        state_->delayFallbackNoted = true;
-        state_->notes.push_back("libvirt " + uri_ +
-                                " gives no vcpu.N.delay (the QEMU driver needs libvirt 7.2): sampling each VM's "
-                                "QEMU vCPU threads' schedstat instead");
-      }
-      auto pid = readLibvirtQemuPid(fs_, name);
-      counters = pid ? sampleQemuVcpuThreads(fs_, *pid) : Expected<std::vector<VcpuCounters>>(pid.error());
-    }
+    samples[name] = VmSample{std::move(counters), now, cpuTimeOf(domain)};
+  };
+  for (const auto& domain : domains) {
+    const std::string name = virDomainGetName(domain.get());
+    auto pid = readLibvirtQemuPid(fs_, name);
+    auto counters = pid ? sampleQemuVcpuThreads(fs_, *pid) : Expected<std::vector<VcpuCounters>>(pid.error());
     if (counters) {
-      // A vCPU hot-plug or unplug: the stats show it at once, the record at
-      // its next read, which is asked for now (the next refresh, one cycle).
-      if (const auto known = state_->known.find(name);
-          known != state_->known.end() && known->second.vcpus != counters->size()) {
-        std::lock_guard lock(state_->dirtyMutex);
-        state_->dirtyDomains.insert(name);
-      }
-      VmSample sample{std::move(*counters), now, std::nullopt};
-      // cpu.time: the VM cgroup's CPU time (every QEMU thread, vhost workers).
-      for (const auto& [field, value] : params)
-        if (field == "cpu.time") sample.processRunNs = value;
-      samples[name] = std::move(sample);
-    } else if (counters.error().message != state_->lastSampleProblem) {
-      // Said once per problem: a VM without samples makes hostd hold its
-      // hints and, if it lasts, withdraw them, rather than decide without it.
-      state_->lastSampleProblem = counters.error().message;
-      state_->notes.push_back("libvirt: " + name + ": " + counters.error().message);
+      take(domain.get(), name, std::move(*counters));
+      continue;
     }
+    problems[name] = counters.error().message;
+    fromLibvirt.push_back(domain.get());
   }
-  virDomainStatsRecordListFree(records);
+  if (!fromLibvirt.empty()) {
+    // A libvirt on another host, or a QEMU without named vCPU threads: its
+    // vCPU statistics, for those VMs only. NOWAIT skips a domain whose job is
+    // taken (a stuck monitor, a migration) instead of waiting for it.
+    fromLibvirt.push_back(nullptr);
+    virDomainStatsRecordPtr* records = nullptr;
+    const int recordCount = virDomainListGetStats(fromLibvirt.data(), VIR_DOMAIN_STATS_VCPU, &records,
+                                                  VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT);
+    if (recordCount < 0) virResetLastError();  // each VM keeps its problem from /proc
+    for (int i = 0; i < recordCount; ++i) {
+      const std::string name = virDomainGetName(records[i]->dom);
+      auto counters = vcpuCountersFromStats(numericParams(*records[i]));
+      if (!counters) {
+        problems[name] += "; libvirt's vCPU statistics: " + counters.error().message;
+        continue;
+      }
+      problems.erase(name);
+      take(records[i]->dom, name, std::move(*counters));
+    }
+    virDomainStatsRecordListFree(records);
+  }
+  // Said once per VM and problem: a VM without samples makes hostd hold its
+  // pool's hints and, if it lasts, withdraw them, rather than decide without it.
+  std::erase_if(state_->lastSampleProblem, [&](const auto& entry) { return !problems.count(entry.first); });
+  for (const auto& [name, problem] : problems) {
+    auto& said = state_->lastSampleProblem[name];
+    if (said == problem) continue;
+    said = problem;
+    state_->notes.push_back("libvirt: " + name + ": no vCPU sample: " + problem);
+  }
   return samples;
 }
 

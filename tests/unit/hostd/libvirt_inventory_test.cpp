@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -154,4 +155,48 @@ TEST(LibvirtInventory, WhereVcpusMayRunFromVcpupinAndVcpuCpuset) {
   EXPECT_EQ(domains["dedicated-b"].placement.cpus, CpuSet{6});
   EXPECT_EQ(domains["pinned-shared"].placement.cpus, CpuSet{4});
   EXPECT_FALSE(domains["pinned-shared"].placement.pinnedOneToOne) << "two vCPUs on one pCPU";
+}
+
+// vCPU counters come from each VM's QEMU vCPU threads in /proc (its pid from
+// libvirt's pid file), not from libvirt's vCPU statistics, which wait for
+// QEMU's monitor. The QEMU here is the captured pinned-threads process
+// (2 vCPU threads) standing in for domain explicit-path; the test driver's
+// other domains have no QEMU under this root, so no sample, said once each.
+TEST(LibvirtInventory, VcpuCountersFromEachQemusVcpuThreadsInProc) {
+  LibvirtInventory::startEventLoop();
+  vcpufold::testing::FixtureTree tree("host-qemu-pinned-threads");
+  tree.write("/run/libvirt/qemu/explicit-path.pid", "30855\n");
+  LibvirtInventory inventory(testUri(), tree.fs());
+  ASSERT_TRUE(inventory.refresh());
+  inventory.takeNotes();
+  const auto samples = inventory.sample();
+  ASSERT_TRUE(samples) << samples.error().message;
+  ASSERT_EQ(samples->size(), 1u) << "only the domain whose QEMU this root shows";
+  const auto& sample = samples->at("explicit-path");
+  ASSERT_EQ(sample.vcpus.size(), 2u);
+  for (const auto& [vcpu, tid] : {std::pair{0u, 30858}, std::pair{1u, 30859}}) {
+    const auto expected = parseSchedstat(tree.read("/proc/30855/task/" + std::to_string(tid) + "/schedstat"));
+    ASSERT_TRUE(expected);
+    EXPECT_EQ(sample.vcpus[vcpu].runNs, expected->runNs) << "vCPU " << vcpu;
+    EXPECT_EQ(sample.vcpus[vcpu].delayNs, expected->delayNs) << "vCPU " << vcpu;
+  }
+  const auto notes = inventory.takeNotes();
+  for (const char* name : {"no-channel", "bad-policy"}) {
+    const std::string prefix = std::string("libvirt: ") + name + ": no vCPU sample: ";
+    EXPECT_EQ(
+        std::count_if(notes.begin(), notes.end(), [&](const std::string& note) { return note.rfind(prefix, 0) == 0; }),
+        1)
+        << name << " without a sample is said, once";
+  }
+  ASSERT_TRUE(inventory.sample());
+  EXPECT_TRUE(inventory.takeNotes().empty()) << "the same problem is not said again";
+  // The QEMU goes: its sample goes, and that is said.
+  tree.remove("/proc/30855/task/30859/schedstat");
+  const auto after = inventory.sample();
+  ASSERT_TRUE(after);
+  EXPECT_FALSE(after->count("explicit-path"));
+  const auto gone = inventory.takeNotes();
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_NE(gone[0].find("explicit-path: no vCPU sample: "), std::string::npos) << gone[0];
+  EXPECT_NE(gone[0].find("30859"), std::string::npos) << gone[0];
 }

@@ -6,11 +6,13 @@
 // that work keeps waking the vCPUs a folded guest does not prefer (the host
 // then runs and preempts them as if the guest were unfolded). While folded:
 //  - the CPUs not preferred form a cpuset partition of their own,
-//    "vcpufold.parked", with no tasks in it: the kernel takes them out of the
-//    root cgroup's CPUs (unbound kernel threads such as the RCU grace-period
-//    thread and kcompactd leave them) and out of the scheduler domain the busy
-//    CPUs balance over (an "isolated" partition has none at all; kernels
-//    without that type get a "root" partition, a domain of its own);
+//    "vcpufold.parked", with no tasks in it but the agent: the kernel takes
+//    them out of the root cgroup's CPUs (unbound kernel threads such as the
+//    RCU grace-period thread and kcompactd leave them) and out of the
+//    scheduler domain the busy CPUs balance over (an "isolated" partition has
+//    none at all; kernels without that type get a "root" partition, a domain
+//    of its own). Another fold changes the partition in place (through a
+//    member), and parked CPUs the root cgroup still shows are taken again;
 //  - device IRQs' affinity (/proc/irq/N/smp_affinity_list) is the preferred
 //    CPUs. IRQs the kernel manages or keeps per CPU refuse the write and are
 //    left as they are;
@@ -26,6 +28,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vcpufold/agent/actuator.h"
@@ -48,6 +51,9 @@ class HousekeepingSteering {
   static constexpr const char* kParkedCgroupName = CgroupCpusetActuator::kParkedCgroupName;
   // How often the process list is read for irqbalance.
   static constexpr std::chrono::milliseconds kIrqbalanceCheck{30'000};
+  // How often, for one parked set, CPUs the root cgroup still shows are
+  // taken again before they are left so (said once).
+  static constexpr int kRetakesPerSet = 5;
 
   // `ownPid`: the agent's pid, moved into the parked partition while it
   // exists (0: stays where it is). Where the agent sits in the root cgroup
@@ -63,8 +69,10 @@ class HousekeepingSteering {
   Expected<ApplyResult> apply(const CpuSet& preferred, const CpuSet& online, MonotonicTime now);
   // Every recorded value back; nothing to do when nothing is steered.
   Expected<ApplyResult> release();
-  // The parking partition must go before the cpuset actuator widens the
-  // other cgroups (the kernel keeps a partition's CPUs exclusive).
+  // The parked CPUs go back to the root cgroup before the cpuset actuator
+  // widens the other cgroups (the kernel keeps a partition's CPUs
+  // exclusive): the partition becomes a member, which gives them back at
+  // once, and the cgroup stays for the next apply() to change in place.
   Expected<void> unpark();
 
   [[nodiscard]] bool irqbalanceRuns() const { return irqbalanceRuns_; }
@@ -87,6 +95,13 @@ class HousekeepingSteering {
   Expected<void> saveState() const;
 
   Expected<std::string> park(const CpuSet& parked);
+  // "" when the root cgroup has given every parked CPU up; else takes them
+  // again and says so.
+  std::string settle(const CpuSet& parked, const std::string& type);
+  // The parked CPUs in the root cgroup's effective set; none: unreadable.
+  [[nodiscard]] std::optional<CpuSet> parkedCpusTheRootStillHas(const CpuSet& parked) const;
+  // The parked cgroup removed (its tasks moved to the root cgroup first).
+  Expected<void> removeParked();
   Expected<std::string> steerIrqs(const CpuSet& preferred, MonotonicTime now);
   Expected<std::string> steerWorkqueues(const CpuSet& preferred, MonotonicTime now);
   Expected<void> giveIrqsBack();
@@ -97,6 +112,7 @@ class HousekeepingSteering {
   State state_;
   std::set<unsigned> refusedIrqs_;      // per-CPU or kernel-managed: refused once, left alone
   std::optional<CpuSet> parkRefusedFor_;  // the parked set the kernel would not make a partition
+  std::optional<std::pair<CpuSet, int>> retakes_;  // a parked set the root cgroup kept, and retakes so far
   bool irqbalanceRuns_ = false;
   std::optional<MonotonicTime> irqbalanceCheckedAt_;
 };

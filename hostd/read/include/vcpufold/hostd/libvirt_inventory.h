@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // LibvirtInventory: VMs from libvirt (qemu:///system by default). One
-// connection; lifecycle and metadata-change events mark what to re-read; one
-// virConnectGetAllDomainStats call per tick samples every VM's vCPUs. When
-// libvirtd goes away the connection is dropped and reopened with backoff.
-// Every libvirt error is caught here and turned into Error with context;
-// nothing is printed on stderr by libvirt itself.
+// connection; lifecycle and metadata-change events mark what to re-read;
+// each tick samples every VM's vCPU threads from /proc (their QEMU's pid from
+// libvirt's pid file) and its CPU time from libvirt's cgroup read
+// (virDomainGetCPUStats), neither of which waits for QEMU. When libvirtd goes away the connection is dropped and
+// reopened with backoff. Every libvirt error is caught here and turned into Error with context; nothing is printed on
+// stderr by libvirt itself.
 
 #include <cstdint>
 #include <functional>
@@ -28,7 +29,7 @@ namespace vcpufold::hostd {
 class LibvirtInventory final : public Inventory {
  public:
   // Connects lazily; uri as for virsh -c. fs: where /proc and /run are, for
-  // sampling vCPU threads' schedstat when libvirt gives no vcpu.N.delay.
+  // sampling vCPU threads' schedstat and reading where they may run.
   explicit LibvirtInventory(std::string uri, RootedFs fs = RootedFs("/"));
   ~LibvirtInventory() override;
   LibvirtInventory(const LibvirtInventory&) = delete;
@@ -44,9 +45,13 @@ class LibvirtInventory final : public Inventory {
   // when it is new or an event (lifecycle, metadata change) marked it, and
   // everything every `fullRefreshTicks` calls; reconnects first if needed.
   Expected<std::vector<VmRecord>> refresh() override;
-  // vCPU counters of every running domain, by name, in one call. A libvirt
-  // without vcpu.N.delay (before 7.2) is said once; its domains are then
-  // sampled from their QEMU's vCPU threads' schedstat instead.
+  // vCPU counters of every running domain, by name: run time and run-queue
+  // delay from its QEMU's vCPU threads' schedstat, and the VM's CPU time from
+  // libvirt's cgroup read. Neither asks QEMU's monitor, so a QEMU whose main loop
+  // does not run delays no VM's sample. A domain whose vCPU threads this
+  // host's /proc does not show is sampled through libvirt's vCPU statistics
+  // (which do ask the monitor; NOWAIT), and a domain with neither has no
+  // sample, said once per problem.
   Expected<std::map<std::string, VmSample>> sample() override;
   std::vector<std::string> takeNotes() override;
 
