@@ -135,8 +135,8 @@ void HousekeepingSteering::checkIrqbalance(MonotonicTime now) {
 }
 
 Expected<std::string> HousekeepingSteering::park(const CpuSet& parked) {
-  const std::string cgroup = state_.cgroupRoot + "/" + kParkedCgroupName;
-  const std::string partitionFile = cgroup + "/cpuset.cpus.partition";
+  const std::string cgroup = parkedCgroup();
+  const std::string partitionFile = parkedPartitionFile();
   const std::string list = protocol::formatCpuList(parked);
   if (parkRefusedFor_ && *parkRefusedFor_ == parked) return std::string{};  // said when it was refused
   if (knobs_.fs().isDirectory(cgroup)) {
@@ -219,7 +219,7 @@ std::string HousekeepingSteering::settle(const CpuSet& parked, const std::string
   if (!retakes_ || retakes_->first != parked) retakes_ = std::pair{parked, 0};
   if (retakes_->second >= kRetakesPerSet) return {};  // said when it gave up
   ++retakes_->second;
-  const std::string partitionFile = state_.cgroupRoot + "/" + kParkedCgroupName + "/cpuset.cpus.partition";
+  const std::string partitionFile = parkedPartitionFile();
   (void)knobs_.fs().writeExisting(partitionFile, "member");
   (void)knobs_.fs().writeExisting(partitionFile, type);
   const auto after = parkedCpusTheRootStillHas(parked);
@@ -236,8 +236,8 @@ Expected<void> HousekeepingSteering::unpark() {
   // The partition's CPUs go back to the root cgroup at once as it becomes a
   // member; the cgroup stays (with the agent in it, on the same CPUs) for
   // park() to change in place.
-  const std::string cgroup = state_.cgroupRoot + "/" + kParkedCgroupName;
-  const std::string partitionFile = cgroup + "/cpuset.cpus.partition";
+  const std::string cgroup = parkedCgroup();
+  const std::string partitionFile = parkedPartitionFile();
   if (!state_.createdParked || !knobs_.fs().isDirectory(cgroup)) return {};
   auto partition = knobs_.fs().readFile(partitionFile);
   if (partition && trimmed(*partition) == "member") return {};
@@ -245,8 +245,12 @@ Expected<void> HousekeepingSteering::unpark() {
   return removeParked();
 }
 
+std::string HousekeepingSteering::parkedCgroup() const { return state_.cgroupRoot + "/" + kParkedCgroupName; }
+
+std::string HousekeepingSteering::parkedPartitionFile() const { return parkedCgroup() + "/cpuset.cpus.partition"; }
+
 Expected<void> HousekeepingSteering::removeParked() {
-  const std::string cgroup = state_.cgroupRoot + "/" + kParkedCgroupName;
+  const std::string cgroup = parkedCgroup();
   if (state_.createdParked && knobs_.fs().isDirectory(cgroup))
     if (auto removed = removeCgroupMovingTasks(knobs_.fs(), state_.cgroupRoot, cgroup); !removed) return removed;
   if (!state_.createdParked) return {};

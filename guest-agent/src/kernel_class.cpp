@@ -51,16 +51,16 @@ ClassEvidence evidenceFor(KernelClass kernelClass) {
   // (guest-agent.md, "The rule"), so one wide interval does not flip it.
   switch (kernelClass) {
     case KernelClass::PreferredCpus:
-      return {true, "patched 6.12, kernel actuator: hackbench 1.69 [1.12, 1.90], compute 1.10 [0.75, 1.27]"};
+      return {true, "patched 6.12, kernel actuator: hackbench 1.48 [1.30, 1.67], compute 0.93 [0.74, 1.32]"};
     case KernelClass::StockBefore66:
       return {false,
-              "stock 6.1, cpuset actuator: compute 0.82 [0.63, 0.89] of unfolded in the run before the last "
-              "(0.83 [0.59, 1.10] in the last), hackbench 1.28 [1.19, 1.41]"};
+              "stock 6.1, cpuset actuator: compute 0.77 [0.48, 0.96] of unfolded in the last run "
+              "(0.83 [0.59, 1.10] in the one before), hackbench 1.31 [0.92, 1.97]"};
     case KernelClass::Stock66AndLater:
       // Shown losing once (compute 0.88 [0.81, 0.99], dd0b21b), then no loss
-      // in two runs in a row (0.93 [0.60, 1.14], then 0.89 [0.60, 1.005]):
-      // folded again, as the rule says.
-      return {true, "stock 6.12, cpuset actuator: hackbench 1.64 [1.31, 1.99], compute 0.89 [0.60, 1.00]"};
+      // in three runs in a row (0.93 [0.60, 1.14], 0.89 [0.60, 1.005], 0.77
+      // [0.59, 1.01]): folded, as the rule says; compute's median stays below 1.
+      return {true, "stock 6.12, cpuset actuator: hackbench 1.45 [1.44, 1.56], compute 0.77 [0.59, 1.01]"};
     case KernelClass::Unknown:
       break;
   }

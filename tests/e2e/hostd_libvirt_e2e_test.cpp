@@ -16,8 +16,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <regex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "child_process.h"
 #include "fixture_tree.h"
@@ -34,6 +37,22 @@ namespace {
 const bool kLabCleanup = vcpufold::testing::registerLabCleanup();
 
 const std::string kGuests = VCPUFOLD_SOURCE_DIR "/tests/lab/libvirt/guests.sh";
+
+// Missing-input episodes hostd's log says started.
+std::size_t heldEpisodesStarted(const std::string& log) {
+  static const std::regex started("inputs missing: .*; holding .* for up to [0-9]+ ms");
+  return static_cast<std::size_t>(
+      std::distance(std::sregex_iterator(log.begin(), log.end(), started), std::sregex_iterator()));
+}
+
+// How long each missing-input episode the log says ended lasted.
+std::vector<double> heldEpisodeLengthsMs(const std::string& log) {
+  static const std::regex ended("inputs complete again after ([0-9]+) ms");
+  std::vector<double> lengths;
+  for (auto match = std::sregex_iterator(log.begin(), log.end(), ended); match != std::sregex_iterator(); ++match)
+    lengths.push_back(std::stod((*match)[1].str()));
+  return lengths;
+}
 
 // Stops one thread of another process, and no other, while it lives: a
 // ptrace stop is per thread. Here the thread is a QEMU's main loop, left
@@ -166,11 +185,17 @@ TEST_F(HostdUnderLibvirt, OneshotThenDaemonThroughALibvirtdRestart) {
     std::this_thread::sleep_for(std::chrono::seconds(12));
     EXPECT_TRUE(statusShowsBoth());
   }
+  // A hold that waits for the stopped main loop lasts the whole stop (about
+  // 9 s past the 3 s a snapshot may take); a busy machine can still make one
+  // snapshot late for a moment, which holds briefly and is no failure.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
   const std::string logAfter = runShell("cat " + dir + "/hostd.log");
   ASSERT_GE(logAfter.size(), logBefore.size());
   const std::string duringStall = logAfter.substr(logBefore.size());
-  EXPECT_EQ(duringStall.find("inventory snapshot late"), std::string::npos) << duringStall;
-  EXPECT_EQ(duringStall.find("inputs missing"), std::string::npos) << duringStall;
+  EXPECT_EQ(heldEpisodesStarted(duringStall), heldEpisodeLengthsMs(duringStall).size())
+      << "every hold ended within 2 s of the stop's end\n"
+      << duringStall;
+  for (const double heldMs : heldEpisodeLengthsMs(duringStall)) EXPECT_LT(heldMs, 2500.0) << duringStall;
   daemon.signal(SIGTERM);
   EXPECT_EQ(daemon.waitExit(5000), 0);
 }

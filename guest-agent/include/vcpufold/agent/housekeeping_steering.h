@@ -102,6 +102,9 @@ class HousekeepingSteering {
   [[nodiscard]] std::optional<CpuSet> parkedCpusTheRootStillHas(const CpuSet& parked) const;
   // The parked cgroup removed (its tasks moved to the root cgroup first).
   Expected<void> removeParked();
+  // The agent's parked cgroup, and its partition file, under the cgroup root in use.
+  std::string parkedCgroup() const;
+  std::string parkedPartitionFile() const;
   Expected<std::string> steerIrqs(const CpuSet& preferred, MonotonicTime now);
   Expected<std::string> steerWorkqueues(const CpuSet& preferred, MonotonicTime now);
   Expected<void> giveIrqsBack();
