@@ -45,6 +45,7 @@ void usage() {
                "  each change of preferred vCPUs and of the task count to DIR/NAME.preferred.log and\n"
                "  DIR/NAME.tasks.log (\"MONOTONIC_NS COUNT\").\n"
                "  With --guest-tree: publishes ROOT/proc/stat (steal = the threads' run-queue delay) and\n"
+               "  ROOT/proc/loadavg (the runnable tasks), and\n"
                "  follows ROOT/sys/devices/system/cpu/preferred, for a vcpufold-agent run with --root ROOT.\n");
 }
 

@@ -42,7 +42,7 @@ void sizeGuestTree(const testing::FixtureTree& tree, unsigned vcpus, unsigned th
 }
 
 // Where the guest trees go: a memory filesystem, as the guest's /proc and
-// /sys are. Each emulated VM renames a new /proc/stat into its tree ten times
+// /sys are. Each emulated VM renames a new /proc/stat and /proc/loadavg into its tree ten times
 // a second; on the host's disk filesystem that journal work is host load that
 // its scheduler places among the VMs, and it widened the weighted split
 // between their groups (bench/contention/README.md).

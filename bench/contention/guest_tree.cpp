@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "guest_tree.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -68,6 +69,16 @@ void GuestTree::publishProcStat(const std::vector<ThreadTimes>& vcpus, unsigned 
         << "\nprocs_blocked 0\n";
   }
   std::rename(temporary.c_str(), path.c_str());
+  // The agent samples its runnable tasks from /proc/loadavg (its running
+  // count is procs_running's); the load averages are not read.
+  const std::string loadavgPath = root_ + "/proc/loadavg";
+  const std::string loadavgTemporary = loadavgPath + ".new";
+  {
+    std::ofstream out(loadavgTemporary, std::ios::trunc);
+    const unsigned running = runnableTasks + 1;
+    out << "0.00 0.00 0.00 " << running << '/' << std::max(running, vcpus_) << " 1\n";
+  }
+  std::rename(loadavgTemporary.c_str(), loadavgPath.c_str());
 }
 
 std::string GuestTree::preferredPath() const { return root_ + "/sys/devices/system/cpu/preferred"; }

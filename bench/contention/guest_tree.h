@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The guest's view of itself that the real vcpufold-agent reads and writes
-// (run with --root TREE): the emulated VM publishes TREE/proc/stat, in which
+// (run with --root TREE): the emulated VM publishes TREE/proc/stat (and
+// TREE/proc/loadavg, the same runnable count), in which
 // each vCPU's steal is its host thread's real run-queue delay (as KVM's steal
 // time is), and follows TREE/sys/devices/system/cpu/preferred, the writable
 // preferred-CPU file of a patched guest kernel.
@@ -25,9 +26,10 @@ class GuestTree {
  public:
   GuestTree(std::string root, unsigned vcpus);
 
-  // Rewrites TREE/proc/stat (atomically: readers never see half a file).
-  // procs_running counts the VM's runnable tasks and the reader: in a guest,
-  // the agent reading the file is itself running.
+  // Rewrites TREE/proc/stat and TREE/proc/loadavg (each atomically: readers
+  // never see half a file). procs_running, and loadavg's running count, count
+  // the VM's runnable tasks and the reader: in a guest, the agent reading the
+  // file is itself running.
   void publishProcStat(const std::vector<ThreadTimes>& vcpus, unsigned runnableTasks) const;
 
   // The preferred vCPUs as a bit mask: all when the file is empty (the

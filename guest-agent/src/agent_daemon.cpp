@@ -13,6 +13,7 @@
 #include "vcpufold/agent/version.h"
 #include "vcpufold/common/daemon_support.h"
 #include "vcpufold/common/monotonic_clock.h"
+#include "vcpufold/common/proc_loadavg.h"
 #include "vcpufold/common/system_paths.h"
 #include "vcpufold/protocol/codec.h"
 #include "vcpufold/protocol/cpulist.h"
@@ -277,12 +278,14 @@ void AgentDaemon::reportDeferredWork(const Expected<ApplyResult>& done) {
 void AgentDaemon::onSample(MonotonicTime now) {
   // What a fold left for after its answer, a slice per sample, off this loop.
   if (deferredWork_) deferredWork_->requestSlice();
-  auto text = parts_.fs.readFile(paths::kProcStat);
+  // /proc/loadavg, not /proc/stat: the same count of runnable tasks, for a
+  // fraction of the kernel's work, many times a second (proc_loadavg.h).
+  auto text = parts_.fs.readFile(paths::kProcLoadavg);
   if (!text) return;
-  auto sample = parseProcStat(*text);
-  if (!sample) return;
+  auto running = parseLoadavgRunning(*text);
+  if (!running) return;
   // The reading agent is itself one of the running tasks.
-  const double tasks = sample->procsRunning > 0 ? sample->procsRunning - 1 : 0;
+  const double tasks = *running > 0 ? *running - 1 : 0;
   const auto early = demandWatch_.onSample(tasks, now);
   if (early && parts_.transport->connected()) {
     parts_.log->debug("demand {:.1f} tasks at {:.3f} ms: status sent now", *early,
@@ -419,6 +422,7 @@ void AgentDaemon::apply(const FoldDecision& decision, MonotonicTime now, std::op
   }
   const bool unfolded = decision.cpus == parts_.topology.online;
   auto result = unfolded ? parts_.actuator->release(now) : parts_.actuator->apply(decision.cpus, now);
+  if (deferredWork_ && parts_.actuator->hasDeferredWork()) deferredWork_->workAdded();
   if (!result) {
     log.warn("cannot apply {}: {}", protocol::formatCpuList(decision.cpus), result.error().message);
     if (ackSeq) sendError(ackSeq, "apply failed: " + result.error().message.substr(0, 200), now);

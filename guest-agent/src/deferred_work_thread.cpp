@@ -15,12 +15,15 @@ DeferredWorkThread::DeferredWorkThread(Actuator& actuator, std::mutex& actuatorM
 DeferredWorkThread::~DeferredWorkThread() { stop(); }
 
 void DeferredWorkThread::requestSlice() {
+  if (!workMayBePending_.load()) return;
   {
     std::lock_guard lock(wakeMutex_);
     sliceWanted_ = true;
   }
   wake_.notify_one();
 }
+
+void DeferredWorkThread::workAdded() { workMayBePending_.store(true); }
 
 void DeferredWorkThread::setNice(int nice) {
   {
@@ -55,8 +58,8 @@ void DeferredWorkThread::run() {
     if (nice) (void)setOwnNice(*nice);
     if (!slice) continue;
     std::lock_guard actuatorLock(actuatorMutex_);
-    if (!actuator_.hasDeferredWork()) continue;
-    report_(actuator_.doDeferredWork(monotonicNow()));
+    if (actuator_.hasDeferredWork()) report_(actuator_.doDeferredWork(monotonicNow()));
+    workMayBePending_.store(actuator_.hasDeferredWork());
   }
 }
 

@@ -47,7 +47,8 @@ std::string formatMetricsTextfile(const AgentMetricsSnapshot& snapshot) {
   }
   w.family("vcpufold_agent_steal_ratio", "gauge", "Share of the last interval's CPU time stolen by the host (0..1).");
   w.sample("vcpufold_agent_steal_ratio", "", snapshot.stealBp / 10000.0);
-  w.family("vcpufold_agent_demand_tasks", "gauge", "Runnable tasks, averaged over the last interval (procs_running).");
+  w.family("vcpufold_agent_demand_tasks", "gauge",
+           "Runnable tasks, averaged over the last interval (/proc/loadavg running count).");
   w.sample("vcpufold_agent_demand_tasks", "", snapshot.demandTasks);
   return w.take();
 }

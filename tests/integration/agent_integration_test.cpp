@@ -152,14 +152,15 @@ TEST_F(AgentIntegration, HelloHintsErrorsAndCleanStop) {
   ASSERT_TRUE(status);
   EXPECT_EQ(status->intervalMs, 200u);
   EXPECT_EQ(status->control, Control::Host);
-  // Demand is the guest's runnable tasks less the agent itself: the
-  // fixture's procs_running 1 is none, and four runnable become three.
+  // Demand is the guest's runnable tasks (/proc/loadavg's running count)
+  // less the agent itself: the fixture's 1 is none, and four runnable become
+  // three.
   EXPECT_DOUBLE_EQ(status->demand, 0.0);
-  std::string stat = tree_.read("/proc/stat");
-  const auto running = stat.find("procs_running 1\n");
-  ASSERT_NE(running, std::string::npos) << stat;
-  stat.replace(running, std::string("procs_running 1\n").size(), "procs_running 4\n");
-  tree_.write("/proc/stat", stat);
+  std::string loadavg = tree_.read("/proc/loadavg");
+  const auto running = loadavg.find(" 1/");
+  ASSERT_NE(running, std::string::npos) << loadavg;
+  loadavg.replace(running, 3, " 4/");
+  tree_.write("/proc/loadavg", loadavg);
   bool sawThree = false;
   for (int i = 0; i < 10 && !sawThree; ++i) {
     status = host.receiveType<Status>(kWaitMs);

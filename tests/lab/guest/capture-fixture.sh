@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Runs in the lab guest: prints, between markers, a base64 tar of the files a
-# vcpufold fixture tree holds (CPU topology, NUMA, /proc/stat, cgroup2 root),
+# vcpufold fixture tree holds (CPU topology, NUMA, /proc/stat and /proc/loadavg, cgroup2 root),
 # then powers off. tests/lab/capture-fixture.sh unpacks it on the host.
 echo +cpuset >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
 mkdir -p /sys/fs/cgroup/system.slice
@@ -12,7 +12,7 @@ for path in /sys/devices/system/cpu/possible /sys/devices/system/cpu/present /sy
   /sys/devices/system/cpu/cpu*/topology/thread_siblings_list /sys/devices/system/cpu/cpu*/topology/core_cpus_list \
   /sys/devices/system/cpu/cpu*/topology/core_id /sys/devices/system/cpu/cpu*/topology/physical_package_id \
   /sys/devices/system/node/online /sys/devices/system/node/possible /sys/devices/system/node/has_cpu \
-  /sys/devices/system/node/node*/cpulist /proc/stat /proc/sys/kernel/osrelease /proc/cmdline /proc/cpuinfo /proc/self/mountinfo /sys/class/virtio-ports/*/name \
+  /sys/devices/system/node/node*/cpulist /proc/stat /proc/loadavg /proc/sys/kernel/osrelease /proc/cmdline /proc/cpuinfo /proc/self/mountinfo /sys/class/virtio-ports/*/name \
   /sys/fs/cgroup/cgroup.controllers /sys/fs/cgroup/cgroup.subtree_control /sys/fs/cgroup/cpuset.cpus.effective \
   /sys/fs/cgroup/system.slice/cpuset.cpus /sys/fs/cgroup/system.slice/cpuset.cpus.effective \
   /sys/fs/cgroup/system.slice/cgroup.procs /sys/fs/cgroup/machine.slice/cpuset.cpus \

@@ -12,6 +12,7 @@ namespace vcpufold::paths {
 inline constexpr std::size_t kMaxSocketPath = 107;
 
 inline constexpr const char* kProcStat = "/proc/stat";
+inline constexpr const char* kProcLoadavg = "/proc/loadavg";
 inline constexpr const char* kProcOsRelease = "/proc/sys/kernel/osrelease";  // the running kernel release
 inline constexpr const char* kProcPressureCpu = "/proc/pressure/cpu";
 inline constexpr const char* kProcCpuinfo = "/proc/cpuinfo";

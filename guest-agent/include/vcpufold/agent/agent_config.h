@@ -19,7 +19,8 @@ enum class ActuatorChoice { Auto, Kernel, Cpuset, None };
 struct AgentConfig {
   // [agent]
   std::uint32_t intervalMs = 1000;  // status, fallback and lease checks; 100..100000
-  std::uint32_t sampleMs = 50;      // procs_running sampling for demand; 10..interval_ms (unset: min(50, interval_ms))
+  std::uint32_t sampleMs =
+      50;  // runnable-task sampling (/proc/loadavg) for demand; 10..interval_ms (unset: min(50, interval_ms))
   std::string port;                 // "" = find port_name in sysfs; a device path; or unix-listen:PATH
   std::string portName = "org.vcpufold.hint.0";
   ActuatorChoice actuator = ActuatorChoice::Auto;

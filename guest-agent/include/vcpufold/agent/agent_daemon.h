@@ -4,7 +4,7 @@
 //   transport -> protocol::Session -> FoldController -> actuator -> ack
 //   every sample:   a slice of the work the last fold deferred until after
 //                   its answer (actuator.h), on a thread of its own
-//                   (deferred_work_thread.h); procs_running (demand); a change
+//                   (deferred_work_thread.h); runnable tasks from /proc/loadavg (demand); a change
 //                   that holds is sent to the host at once as a status (demand_watch.h)
 //   every interval: CPU hotplug (re-place, re-apply, hello again), steal
 //                   ratio, lease expiry and fallback, apply, status, and the

@@ -9,8 +9,11 @@
 // The actuator is shared: whoever calls it holds actuatorMutex. The loop asks
 // for one slice per sample (requestSlice), so the work is paced as it was on
 // the loop; an answer that would change nothing need not wait for a slice
-// that is running (AgentDaemon::apply tries the lock).
+// that is running (AgentDaemon::apply tries the lock). Without work the
+// thread is not woken at all: a folded guest's agent runs on a vCPU the guest
+// does not prefer, and every wake-up there is one the host has to run.
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -33,8 +36,12 @@ class DeferredWorkThread {
   DeferredWorkThread(const DeferredWorkThread&) = delete;
   DeferredWorkThread& operator=(const DeferredWorkThread&) = delete;
 
-  // One slice, if the actuator has deferred work when the thread gets to it.
+  // One slice, if the actuator may have deferred work (workAdded() since the
+  // last slice that found none); else nothing, not even a wake-up.
   void requestSlice();
+  // Called with actuatorMutex held, after a call that gave the actuator
+  // deferred work.
+  void workAdded();
   // The thread sets its own nice to this before its next slice (a reload of
   // agent.nice: each thread's nice is its own).
   void setNice(int nice);
@@ -52,6 +59,11 @@ class DeferredWorkThread {
   bool sliceWanted_ = false;
   std::optional<int> niceWanted_;
   bool stopping_ = false;
+  // The actuator may have deferred work: set by workAdded() and by a slice
+  // that left some, cleared by a slice that found none (both with
+  // actuatorMutex held, so a clear never hides work added before it). At
+  // start: the actuator's preparation may have left some.
+  std::atomic<bool> workMayBePending_{true};
   std::thread thread_;  // last: starts once the members above exist
 };
 

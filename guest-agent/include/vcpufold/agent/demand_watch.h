@@ -2,7 +2,7 @@
 #pragma once
 // When the guest's demand changes, the host should hear of it at once, not at
 // the end of the agent's interval: the host can only re-decide on what it has
-// heard. DemandWatch takes each sample of runnable tasks (`procs_running`,
+// heard. DemandWatch takes each sample of runnable tasks (/proc/loadavg's running count,
 // the agent itself excluded) and says when to send a `status` now:
 //   - the demand has moved by at least `threshold` tasks from the level last
 //     reported, the same way, in `confirmSamples` samples in a row (one odd
