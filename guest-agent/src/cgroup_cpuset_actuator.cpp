@@ -165,6 +165,10 @@ Expected<int> CgroupCpusetActuator::moveRootTasks() {
     // A task may exit between the read and the write: not an error.
     if (knobs_.fs().writeExisting(fold + "/cgroup.procs", pid)) ++moved;
   }
+  if (!movesPending_) {
+    auto after = knobs_.fs().readFile(state_.cgroupRoot + "/cgroup.procs");
+    rootTasksAfterLastPass_ = after ? std::optional<std::string>(*after) : std::nullopt;
+  }
   return moved;
 }
 
@@ -231,7 +235,12 @@ Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, MonotonicT
   // work, after the hint is answered: on a loaded guest a single move waited
   // for the kernel for up to two seconds, and apply() runs before every
   // answer (the same fold again included).
-  if (moveRootTasks_) movesPending_ = true;
+  if (moveRootTasks_ && !movesPending_) {
+    // A pass only when a task may have come into the root cgroup since the
+    // last one (or none ran yet): one read here instead of one per task there.
+    auto rootTasks = knobs_.fs().readFile(state_.cgroupRoot + "/cgroup.procs");
+    movesPending_ = !rootTasks || !rootTasksAfterLastPass_ || *rootTasks != *rootTasksAfterLastPass_;
+  }
   return result;
 }
 
@@ -255,6 +264,7 @@ Expected<void> CgroupCpusetActuator::restore() { return undo(false); }
 
 Expected<void> CgroupCpusetActuator::undo(bool keepController) {
   movesPending_ = false;
+  rootTasksAfterLastPass_.reset();
   auto restored = restoreFromState(knobs_.fs(), keepController);
   foreign_.clear();
   // On failure the state file still says what is left to undo; keep following it.

@@ -215,6 +215,10 @@ TEST(CgroupCpuset, RootTasksFollowASliceAtATimeAfterTheCgroupsHoldTheFold) {
   EXPECT_EQ(tree.read("/sys/fs/cgroup/vcpufold.fold/cgroup.procs"), "79");
   EXPECT_EQ(more->detail, "moved 1 tasks into vcpufold.fold");
   EXPECT_FALSE(actuator.hasDeferredWork()) << "PID 1 stays; nothing left";
+  // The same fold again (every hint and interval) with the root cgroup as the
+  // last pass left it: no pass, which would read every task's /proc/PID/stat.
+  ASSERT_TRUE(actuator.apply(CpuSet{0}, at(120)));
+  EXPECT_FALSE(actuator.hasDeferredWork()) << "nothing came into the root cgroup";
 
   // An unfold drops what was still to move.
   tree.write("/sys/fs/cgroup/cgroup.procs", "1\n80\n81\n");

@@ -89,6 +89,13 @@ class CgroupCpusetActuator final : public Actuator {
   bool moveRootTasks_;
   std::chrono::milliseconds slice_;
   bool movesPending_ = false;
+  // The root cgroup's task list after the last pass that moved all it could
+  // (what is left there stays: PID 1, the agent, kernel threads). A fold whose
+  // root cgroup still lists just that has nothing to move, so apply() does not
+  // ask for a pass that reads every task's /proc/PID/stat: it runs on every
+  // hint and interval, on a vCPU the guest does not prefer. None: no such pass
+  // yet (or an unfold since).
+  std::optional<std::string> rootTasksAfterLastPass_;
   std::set<std::string> foreign_;  // restricted by someone else; logged once
 };
 
