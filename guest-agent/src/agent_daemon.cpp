@@ -314,6 +314,7 @@ void AgentDaemon::reload() {
   const AgentConfig& applied = plan.applied;
   const bool niceChanged = applied.nice != parts_.config.nice;
   parts_.config = applied;
+  recheck_.forget();  // the next interval checks the fold in full under the new configuration
   log.set_level(spdlog::level::from_str(applied.logLevel));
   if (niceChanged) {
     // Each thread's nice is its own: this loop's here, the deferred work's on its thread.
@@ -354,6 +355,7 @@ void AgentDaemon::checkHotplug(MonotonicTime now) {
   parts_.log->info("CPU hotplug: online CPUs {} -> {}; re-placing", protocol::formatCpuList(parts_.topology.online),
                    protocol::formatCpuList(topology->online));
   parts_.topology = *topology;
+  recheck_.forget();
   const auto leaseSeq = controller_.leaseSeq();
   // A mask naming an offline CPU would be refused: re-place on what is online.
   apply(controller_.onTopologyChange(PlacementPlan(parts_.topology)), now, std::nullopt);
@@ -408,6 +410,13 @@ void AgentDaemon::writeMetricsTextfile(MonotonicTime now, bool running) {
 void AgentDaemon::apply(const FoldDecision& decision, MonotonicTime now, std::optional<std::uint64_t> ackSeq,
                         std::optional<protocol::Actuator> ackActuator) {
   auto& log = *parts_.log;
+  if (decision.cpus == applied_ && decision.control == appliedControl_ &&
+      !recheck_.due(decision.cpus, decision.control, now,
+                    std::chrono::milliseconds(kQuietPassesEvery * parts_.config.intervalMs))) {
+    // In place at the last pass, which found nothing to put back (fold_recheck.h).
+    if (ackSeq) send(protocol::Ack{*ackSeq, applied_, ackActuator.value_or(parts_.actuator->kind())});
+    return;
+  }
   std::unique_lock actuatorLock(actuatorMutex_, std::try_to_lock);
   if (!actuatorLock.owns_lock()) {
     if (decision.cpus == applied_ && decision.control == appliedControl_) {
@@ -424,6 +433,7 @@ void AgentDaemon::apply(const FoldDecision& decision, MonotonicTime now, std::op
   auto result = unfolded ? parts_.actuator->release(now) : parts_.actuator->apply(decision.cpus, now);
   if (deferredWork_ && parts_.actuator->hasDeferredWork()) deferredWork_->workAdded();
   if (!result) {
+    recheck_.forget();
     log.warn("cannot apply {}: {}", protocol::formatCpuList(decision.cpus), result.error().message);
     if (ackSeq) sendError(ackSeq, "apply failed: " + result.error().message.substr(0, 200), now);
     return;
@@ -442,6 +452,10 @@ void AgentDaemon::apply(const FoldDecision& decision, MonotonicTime now, std::op
   }
   applied_ = decision.cpus;
   appliedControl_ = decision.control;
+  recheck_.applied(applied_, appliedControl_, now, !changed && !result->changed);
+  if (!changed && !result->changed)
+    log.debug("the fold onto {} is in place; the next full check in {} intervals unless it changes",
+              protocol::formatCpuList(applied_), kQuietPassesEvery);
   session_.setOwnHello(ownHello());  // an answer to a host's hello says what is applied now
   if (ackSeq) send(protocol::Ack{*ackSeq, applied_, ackActuator.value_or(parts_.actuator->kind())});
 }

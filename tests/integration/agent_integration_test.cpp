@@ -200,6 +200,45 @@ TEST_F(AgentIntegration, ExpiredLeaseHandsOverToTheFallback) {
   EXPECT_TRUE(waitUntil([&] { return cpusetCpus() == "\n"; }, 3000)) << "fallback never unfolded: " << cpusetCpus();
 }
 
+// Once a pass finds the fold in place, the same fold goes to the actuator
+// again only every ten intervals (2 s here), however often the interval and
+// lease renewals ask (fold_recheck.h): on a folded guest each pass runs on a
+// vCPU the guest does not prefer. What someone else changes meanwhile is put
+// back by the next pass.
+TEST_F(AgentIntegration, TheSameFoldIsCheckedInFullEveryTenIntervalsOnceInPlace) {
+  auto agent = startAgent();
+  ChannelClient host;
+  connect(host);
+  ASSERT_TRUE(host.send(hint(1, 1, 30'000)));
+  ASSERT_TRUE(host.receiveType<Ack>(kWaitMs));
+  const std::string inPlace = "the fold onto 0 is in place";
+  const auto passes = [&] {
+    const std::string log = tree_.read("/agent.log");
+    int count = 0;
+    for (auto at = log.find(inPlace); at != std::string::npos; at = log.find(inPlace, at + 1)) ++count;
+    return count;
+  };
+  ASSERT_TRUE(waitUntil([&] { return passes() >= 1; }, kWaitMs)) << tree_.read("/agent.log");
+  const int before = passes();
+  // 15 intervals and 15 lease renewals, each answered with the fold in force.
+  for (std::uint64_t seq = 2; seq < 17; ++seq) {
+    ASSERT_TRUE(host.send(hint(seq, 1, 30'000)));
+    auto ack = host.receiveType<Ack>(kWaitMs);
+    ASSERT_TRUE(ack);
+    EXPECT_EQ(ack->seq, seq);
+    EXPECT_EQ(ack->applied, (CpuSet{0}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  // 3 s: one or two passes (each 2 s after the last quiet one), not 30.
+  const int during = passes() - before;
+  EXPECT_GE(during, 1) << tree_.read("/agent.log");
+  EXPECT_LE(during, 3) << tree_.read("/agent.log");
+
+  tree_.write(kSystemSliceCpus, "0-3\n");  // someone else widens a folded cgroup
+  EXPECT_TRUE(waitUntil([&] { return cpusetCpus() == "0"; }, kWaitMs)) << "never put back: " << cpusetCpus();
+  EXPECT_NE(tree_.read("/agent.log").find("re-applied 0 via cpuset"), std::string::npos) << tree_.read("/agent.log");
+}
+
 TEST_F(AgentIntegration, ReconnectingHostGetsAFreshHello) {
   auto agent = startAgent();
   ChannelClient host;

@@ -26,6 +26,7 @@
 #include "vcpufold/agent/deferred_work_thread.h"
 #include "vcpufold/agent/demand_watch.h"
 #include "vcpufold/agent/fold_controller.h"
+#include "vcpufold/agent/fold_recheck.h"
 #include "vcpufold/agent/kernel_class.h"
 #include "vcpufold/agent/steal_law.h"
 #include "vcpufold/agent/topology.h"
@@ -101,6 +102,10 @@ class AgentDaemon {
   std::unique_ptr<DeferredWorkThread> deferredWork_;  // while run() runs
   CpuSet applied_;
   protocol::Control appliedControl_ = protocol::Control::None;
+  // The same fold again goes to the actuator at most every this many
+  // intervals once a pass found it in place (fold_recheck.h).
+  static constexpr unsigned kQuietPassesEvery = 10;
+  FoldRecheck recheck_;  // this loop's
   std::optional<StealReading> lastStat_;
   std::uint32_t lastStealBp_ = 0;
   double lastDemand_ = 0;
