@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# How busy the host's CPUs were, and how much of them the guests' QEMUs got,
+# in each measurement of a guests-bench run: a sampler that runs beside the
+# bench, and a report over what it sampled and the bench's output.
+#
+#   bench/guests/host-busy.sh sample >SAMPLES
+#       every second: the time, the host's busy and total jiffies
+#       (/proc/stat), and the user+system ticks of each QEMU, of hostd and
+#       of the libvirt daemons; until killed
+#   vcpufold-bench-guests ... | bench/guests/host-busy.sh stamp >BENCH_LOG
+#       the bench's lines, each with the time it was printed
+#   bench/guests/host-busy.sh report SAMPLES BENCH_LOG
+#       per measurement (from the bench line before it to its own line, so
+#       with the mode's start and stop): the host's busy share, also while
+#       every guest was in its measured unit (about: to the nearest sample),
+#       the pCPUs the QEMUs, hostd and libvirt ran, the throughput, and the
+#       throughput per pCPU the QEMUs ran (their time includes the warm-up
+#       unit and the mode's start: a rough measure)
+set -euo pipefail
+
+case ${1:-} in
+  sample)
+    while :; do
+      read -r _ user nice system idle iowait irq softirq steal _ </proc/stat
+      line="$(date +%s.%N) $((user + nice + system + irq + softirq + steal))"
+      line+=" $((user + nice + system + idle + iowait + irq + softirq + steal))"
+      for who in qemu:qemu-system-x86 hostd:vcpufold-hostd libvirt:'libvirtd|virtqemud|virtlogd'; do
+        # By process name: a command line may name a binary it does not run.
+        for pid in $(pgrep -x "${who#*:}" || true); do
+          stat=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
+          # The fields after the command name: utime and stime are the 12th and 13th.
+          read -ra fields <<<"${stat##*) }"
+          line+=" ${who%%:*}/$pid:$((fields[11] + fields[12]))"
+        done
+      done
+      echo "$line"
+      sleep 1
+    done ;;
+  stamp)
+    while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done ;;
+  report)
+    samples=$2 log=$3
+    awk -v hz="$(getconf CLK_TCK)" '
+      FNR == NR {
+        n++; t[n] = $1; busy[n] = $2; total[n] = $3; q[n] = 0
+        for (i = 4; i <= NF; i++) { split($i, kv, ":"); cpu[n, kv[1]] = kv[2]; pids[n] = pids[n] " " kv[1] }
+        next
+      }
+      # The last sample at or before time x.
+      function at(x,   i, best) { best = 0; for (i = 1; i <= n; i++) if (t[i] <= x) best = i; return best }
+      # The host busy share between times x and y, from the samples nearest to them.
+      function busyBetween(x, y,   a, b) {
+        a = at(x + 0.5); b = at(y + 0.5)
+        return (a > 0 && b > a && total[b] > total[a]) ? sprintf("%.1f%%", 100 * (busy[b] - busy[a]) / (total[b] - total[a])) : "-"
+      }
+      {
+        now = $1
+        if (prev != "" && $0 ~ / (unfolded|vcpufold|fixed): /) {
+          a = at(prev); b = at(now)
+          if (a > 0 && b > a && total[b] > total[a]) {
+            split("", used); m = split(pids[b], list, " ")
+            # A process that started within the measurement (hostd does, with each
+            # mode that runs it) counts from 0.
+            for (i = 1; i <= m; i++) {
+              split(list[i], who, "/")
+              used[who[1]] += cpu[b, list[i]] - (((a, list[i]) in cpu) ? cpu[a, list[i]] : 0)
+            }
+            seconds = t[b] - t[a]
+            line = $0; sub(/^[^ ]+ /, "", line); sub(/ \(.*/, "", line)
+            # The throughput of the measurement, and that per pCPU the QEMUs ran: how
+            # much work the guests did with the host time they got.
+            units = ""; perPcpu = ""
+            if (match($0, /\([0-9.]+ units\/s/)) {
+              units = substr($0, RSTART + 1, RLENGTH - 9) + 0
+              if (used["qemu"] > 0) perPcpu = sprintf("%.3f", units / (used["qemu"] / hz / seconds))
+            }
+            # While every guest was in its measured unit: the shortest unit,
+            # ending when the bench stops the workload (about 1.5 s before it
+            # prints the line), to the nearest second of the samples.
+            shortest = 0; text = $0; sub(/ \(.*/, "", text)
+            while (match(text, / [0-9.]+ s/)) {
+              v = substr(text, RSTART + 1, RLENGTH - 3) + 0
+              if (shortest == 0 || v < shortest) shortest = v
+              text = substr(text, RSTART + RLENGTH)
+            }
+            inner = shortest > 2 ? busyBetween(now - 1.5 - shortest + 0.5, now - 1.5) : "-"
+            printf "%-60s host busy %5.1f%% (in the measured unit %s); pCPUs: QEMUs %.2f, hostd %.3f, libvirt %.3f; over %.1f s; units/s %s, per QEMU pCPU %s\n",
+                   line, 100 * (busy[b] - busy[a]) / (total[b] - total[a]), inner, used["qemu"] / hz / seconds,
+                   used["hostd"] / hz / seconds, used["libvirt"] / hz / seconds, seconds, units, perPcpu
+          }
+        }
+        prev = now
+      }' "$samples" "$log" ;;
+  *) sed -n '2,20p' "$0"; exit 2 ;;
+esac
