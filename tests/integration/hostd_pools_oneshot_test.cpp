@@ -157,17 +157,19 @@ TEST(HostdOneshotPools, AnOpenStackLikeHostIsDecidedPoolByPool) {
   const auto has = [&out](const std::string& text) { return out.find(text) != std::string::npos; };
   EXPECT_TRUE(has(": contention; isolated 7\n")) << out;
   EXPECT_TRUE(has("\n  pool 1-4: 4 CPUs, 3 VMs, non-VM load 0.")) << "the QEMU threads on the shared set\n" << out;
-  // The dedicated VM runs its pCPU full: almost nothing of it is non-VM
-  // load. The CPU's busy time and the VM's run time come from separate
-  // reads a few milliseconds apart, and the counters move in steps of a
-  // few milliseconds: within 0.02, not exactly 0.
+  // The dedicated VM runs its pCPU full: its time is the VM's, not non-VM
+  // load (a pCPU whose VM time went uncounted would show about 1.0 here).
+  // The VM's rate is its counters over hostd's two reads of them, and the
+  // counters lag the clock by as long as the thread above waits to run: on
+  // a loaded machine tens of milliseconds (0.04 of the 2 s window was seen
+  // in a CI run with counters that moved with the clock). Within 0.10.
   EXPECT_TRUE(has(": contention\n  pool 5: 1 CPUs, 1 VMs (1 dedicated), non-VM load 0.")) << out;
   std::smatch pool5;
   ASSERT_TRUE(std::regex_search(
       out, pool5, std::regex(R"(pool 5: 1 CPUs, 1 VMs \(1 dedicated\), non-VM load ([0-9.]+), capacity ([0-9.]+))")))
       << out;
-  EXPECT_LE(std::stod(pool5[1].str()), 0.02) << out;
-  EXPECT_GE(std::stod(pool5[2].str()), 0.98) << out;
+  EXPECT_LE(std::stod(pool5[1].str()), 0.10) << out;
+  EXPECT_GE(std::stod(pool5[2].str()), 0.90) << out;
   EXPECT_TRUE(has(": no contention\n  pool 6: 1 CPUs, 1 VMs (1 dedicated)")) << out;
   EXPECT_FALSE(has("pool 0")) << "CPU 0 is outside machine.slice\n" << out;
   EXPECT_FALSE(has("\n  pool 7")) << "the isolated CPU is no VM's\n" << out;

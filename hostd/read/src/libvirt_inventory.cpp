@@ -355,11 +355,15 @@ Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
   std::vector<DomainHandle> domains;
   for (int i = 0; i < count; ++i) domains.emplace_back(listed[i]);
   free(listed);
-  const std::int64_t now = monotonicNs();
   std::map<std::string, VmSample> samples;
   std::map<std::string, std::string> problems;  // VMs without a sample, and why
   std::vector<virDomainPtr> fromLibvirt;        // VMs whose vCPU threads this host's /proc does not show
-  const auto take = [&](virDomainPtr domain, const std::string& name, std::vector<VcpuCounters> counters) {
+  // Each VM's sample carries the moment its counters were read, not the
+  // call's start: the reads before it (other VMs, a cold first read) take a
+  // different time in each call, and a rate over the two samples' times would
+  // be off by that difference (4% of a full vCPU seen over a 2 s window).
+  const auto take = [&](virDomainPtr domain, const std::string& name, std::vector<VcpuCounters> counters,
+                        std::int64_t readAt) {
     // A vCPU hot-plug or unplug: the counters show it at once, the record at
     // its next read, which is asked for now (the next refresh, one cycle).
     if (const auto known = state_->known.find(name);
@@ -367,14 +371,14 @@ Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
       std::lock_guard lock(state_->dirtyMutex);
       state_->dirtyDomains.insert(name);
     }
-    samples[name] = VmSample{std::move(counters), now, cpuTimeOf(domain)};
+    samples[name] = VmSample{std::move(counters), readAt, cpuTimeOf(domain)};
   };
   for (const auto& domain : domains) {
     const std::string name = virDomainGetName(domain.get());
     auto pid = readLibvirtQemuPid(fs_, name);
     auto counters = pid ? sampleQemuVcpuThreads(fs_, *pid) : Expected<std::vector<VcpuCounters>>(pid.error());
     if (counters) {
-      take(domain.get(), name, std::move(*counters));
+      take(domain.get(), name, std::move(*counters), monotonicNs());
       continue;
     }
     problems[name] = counters.error().message;
@@ -388,6 +392,7 @@ Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
     virDomainStatsRecordPtr* records = nullptr;
     const int recordCount = virDomainListGetStats(fromLibvirt.data(), VIR_DOMAIN_STATS_VCPU, &records,
                                                   VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT);
+    const std::int64_t statsAt = monotonicNs();
     if (recordCount < 0) virResetLastError();  // each VM keeps its problem from /proc
     for (int i = 0; i < recordCount; ++i) {
       const std::string name = virDomainGetName(records[i]->dom);
@@ -397,7 +402,7 @@ Expected<std::map<std::string, VmSample>> LibvirtInventory::sample() {
         continue;
       }
       problems.erase(name);
-      take(records[i]->dom, name, std::move(*counters));
+      take(records[i]->dom, name, std::move(*counters), statsAt);
     }
     virDomainStatsRecordListFree(records);
   }
