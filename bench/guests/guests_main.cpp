@@ -21,11 +21,14 @@
 
 #include "bench_text.h"
 #include "child_process.h"
+#include "fold_cost.h"
+#include "fold_cost_probe.h"
 #include "guest_lab.h"
 #include "guest_modes.h"
 #include "guests_plan.h"
 #include "guests_plot.h"
 #include "guests_report.h"
+#include "pooled_runs.h"
 #include "qemu_guest.h"
 #include "where_ran.h"
 
@@ -35,9 +38,9 @@ using namespace vcpufold::bench;
 namespace testing = vcpufold::testing;
 
 struct Options {
-  unsigned repetitions = 5, guests = 3, vcpus = 4, pcpus = 2, emulatedRepetitions = 5;
-  std::string workloads = "hackbench-pipe,hackbench-socket,compute", actuators = "cpuset,cpuset-6.12,kernel",
-              guestArgs;
+  unsigned repetitions = 5, guests = 3, vcpus = 4, pcpus = 2, emulatedRepetitions = 5, foldCostPairs = 0;
+  std::string workloads = "hackbench-pipe,hackbench-socket,compute", actuators = "cpuset,cpuset-6.12,kernel", guestArgs,
+              pool;
   std::string work = "/var/tmp/vcpufold-bench/guests", out, imagePrefix;
   std::string agent = VCPUFOLD_AGENT_BINARY, hostd = VCPUFOLD_HOSTD_BINARY, contention = VCPUFOLD_BENCH_CONTENTION;
 };
@@ -78,15 +81,13 @@ void runEmulated(const Options& options, const std::vector<std::string>& workloa
                         "`spinlock`, compute beside `compute`.";
 }
 
-// One actuator's measurements: the guests boot with the matching kernel and
-// run every planned measurement.
-void runActuator(const Options& options, const GuestActuator& variant, const std::vector<PlannedRun>& plan,
-                 const ModeSettings& settings, const std::string& hackbench, const std::string& cpuset,
-                 GuestsReportInput& report, std::ostream& whereLog) {
-  const std::string& actuator = variant.name;
-  ActuatorRun run{actuator, "", ""};
+// The guests of one actuator's kernel: `guests` of them, on host CPUs
+// `cpuset`; the kernel image left empty (with `missingKernel` set) when the
+// patched kernel is asked for and not built.
+GuestLabSpec labSpecFor(const Options& options, const GuestActuator& variant, unsigned guests,
+                        const std::string& hackbench, const std::string& cpuset, std::string& missingKernel) {
   GuestLabSpec spec;
-  for (unsigned index = 1; index <= options.guests; ++index)
+  for (unsigned index = 1; index <= guests; ++index)
     spec.names.push_back("vcpufold-bench-guest-" + std::to_string(index));
   spec.agentBinary = options.agent;
   spec.hackbenchBinary = hackbench;
@@ -98,12 +99,25 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
   spec.agentSteersHousekeeping = variant.steerHousekeeping;
   if (variant.patchedKernel) {
     spec.kernel = testing::patchedKernelImage();
-    if (!std::filesystem::exists(spec.kernel)) {
-      run.skipped = "the patched kernel " + spec.kernel + " is not built (tests/kernel/build-kernel.sh on builds it)";
-      std::printf("%s: skipped: %s\n", actuator.c_str(), run.skipped.c_str());
-      report.actuators.push_back(run);
-      return;
-    }
+    if (!std::filesystem::exists(spec.kernel)) missingKernel = spec.kernel;
+  }
+  return spec;
+}
+
+// One actuator's measurements: the guests boot with the matching kernel and
+// run every planned measurement.
+void runActuator(const Options& options, const GuestActuator& variant, const std::vector<PlannedRun>& plan,
+                 const ModeSettings& settings, const std::string& hackbench, const std::string& cpuset,
+                 GuestsReportInput& report, std::ostream& whereLog) {
+  const std::string& actuator = variant.name;
+  ActuatorRun run{actuator, "", ""};
+  std::string missingKernel;
+  const GuestLabSpec spec = labSpecFor(options, variant, options.guests, hackbench, cpuset, missingKernel);
+  if (!missingKernel.empty()) {
+    run.skipped = "the patched kernel " + missingKernel + " is not built (tests/kernel/build-kernel.sh on builds it)";
+    std::printf("%s: skipped: %s\n", actuator.c_str(), run.skipped.c_str());
+    report.actuators.push_back(run);
+    return;
   }
   std::printf("%s: booting %u guests\n", actuator.c_str(), options.guests);
   std::fflush(stdout);
@@ -114,8 +128,8 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
     const GuestWorkload& workload = *findGuestWorkload(planned.workload);
     GuestSample sample{actuator, workload.name, planned.mode, planned.repetition, {}};
     std::vector<std::string> logs, where;
-    const std::string hostdLog = "hostd-" + actuator + "-" + std::to_string(planned.repetition) + "-" +
-                                 workload.name + "-" + guestModeName(planned.mode) + ".log";
+    const std::string hostdLog = "hostd-" + actuator + "-" + std::to_string(planned.repetition) + "-" + workload.name +
+                                 "-" + guestModeName(planned.mode) + ".log";
     // hostd appends to its log: a file left by an earlier run in the same
     // work directory would add that run's lines to this measurement's count.
     std::filesystem::remove(settings.workDirectory + "/" + hostdLog);
@@ -140,7 +154,7 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
     // The agents' logs: each hint's arrival, in the guest's clock, which the
     // measured unit's window is in too (its steady-time hint changes).
     const auto agentLogs = planned.mode == GuestMode::Unfolded ? std::vector<std::string>{}
-                                                                : lab.onEveryGuest("cat /tmp/gb/agent.log", 60'000);
+                                                               : lab.onEveryGuest("cat /tmp/gb/agent.log", 60'000);
     double steadySeconds = 0;
     for (std::size_t guest = 0; guest < agentLogs.size() && guest < logs.size(); ++guest)
       if (const auto window = measuredUnitWindow(logs[guest])) {
@@ -188,6 +202,33 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
   report.actuators.push_back(run);
 }
 
+// --fold-cost: the probe alone, one guest per actuator's kernel; writes
+// fold-cost.csv and fold-cost.md.
+int runFoldCostProbe(const Options& options, const std::vector<std::string>& actuators, const std::string& hackbench,
+                     FoldCostReportInput& report) {
+  // The unit as long as the main bench's compute unit: its size scaled from
+  // a guest's share of the pCPUs there (pcpus / guests) to the one pCPU here.
+  report.unitSize = findGuestWorkload("compute")->size * options.guests / options.pcpus;
+  for (const auto& name : actuators) {
+    const GuestActuator& variant = *findGuestActuator(name);
+    std::string missingKernel;
+    const GuestLabSpec spec = labSpecFor(options, variant, 1, hackbench, "0", missingKernel);
+    if (!missingKernel.empty()) {
+      std::printf("%s: skipped: the patched kernel %s is not built\n", name.c_str(), missingKernel.c_str());
+      continue;
+    }
+    std::printf("%s: fold cost, one guest on host CPU 0, %u pairs\n", name.c_str(), options.foldCostPairs);
+    std::fflush(stdout);
+    const auto pairs = probeFoldCost(spec, options.foldCostPairs, report.unitSize);
+    report.pairs.insert(report.pairs.end(), pairs.begin(), pairs.end());
+  }
+  std::ofstream(options.out + "/fold-cost.csv") << foldCostCsv(report.pairs);
+  const std::string markdown = renderFoldCost(report);
+  std::ofstream(options.out + "/fold-cost.md") << markdown;
+  std::printf("\n%s\nresults in %s\n", markdown.c_str(), options.out.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -217,7 +258,8 @@ int main(int argc, char** argv) {
                  "comma-separated, of cpuset (Debian 12's stock 6.1 cloud kernel), cpuset-6.12 (Debian's stock "
                  "6.12 cloud kernel, linux-image-6.12-cloud-amd64), kernel (the patched kernel; skipped, saying why, "
                  "when it is not built), cpuset-unsteered and cpuset-6.12-unsteered (the stock kernels with the "
-                 "agents' housekeeping steering off: what it does; no targets) and cpuset-patched (the cpuset actuator on the patched kernel: tells the "
+                 "agents' housekeeping steering off: what it does; no targets) and cpuset-patched (the cpuset actuator "
+                 "on the patched kernel: tells the "
                  "kernel's part from the actuator's; no targets)")
       ->capture_default_str();
   app.add_option("--guest-args", options.guestArgs,
@@ -227,6 +269,14 @@ int main(int argc, char** argv) {
                  "repetitions of the emulated bench's steady scenario in this run (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100));
+  app.add_option("--pool", options.pool,
+                 "instead of running: pools the paired repetitions of earlier runs, comma-separated results.csv "
+                 "files (e.g. docs/data/guests-runs.csv), and prints each cell's ratios over all of them");
+  app.add_option("--fold-cost", options.foldCostPairs,
+                 "instead of the modes: the fold-cost probe, PAIRS compute units each way on one guest per actuator's "
+                 "kernel, confined to host CPU 0, the loops spread over every vCPU or folded onto one (work per "
+                 "pCPU second; writes fold-cost.csv and fold-cost.md; no hostd, no agent)")
+      ->check(CLI::Range(0, 100));
   app.add_option("--work", options.work, "run directory: hostd's configuration and logs")->capture_default_str();
   app.add_option("--out", options.out, "where the results go (default: WORK/results)");
   app.add_option("--image-prefix", options.imagePrefix, "prefix of the plot's path in results.md");
@@ -235,6 +285,24 @@ int main(int argc, char** argv) {
   app.add_option("--contention", options.contention, "vcpufold-bench-contention binary")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
+  if (!options.pool.empty()) {
+    std::vector<std::string> sources = splitCommaList(options.pool), csvs;
+    for (const auto& source : sources) {
+      std::ifstream file(source);
+      if (!file) {
+        std::fprintf(stderr, "vcpufold-bench-guests: cannot read %s\n", source.c_str());
+        return 2;
+      }
+      csvs.push_back(readWholeFile(source));
+    }
+    try {
+      std::printf("%s", renderPooled(poolGuestRuns(csvs), sources).c_str());
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "vcpufold-bench-guests: %s\n", error.what());
+      return 2;
+    }
+    return 0;
+  }
   const auto workloads = splitCommaList(options.workloads);
   const auto actuators = splitCommaList(options.actuators);
   for (const auto& workload : workloads)
@@ -245,7 +313,8 @@ int main(int argc, char** argv) {
     }
   for (const auto& actuator : actuators)
     if (!findGuestActuator(actuator)) {
-      std::fprintf(stderr, "vcpufold-bench-guests: unknown actuator %s (cpuset, cpuset-6.12, kernel, cpuset-patched, "
+      std::fprintf(stderr,
+                   "vcpufold-bench-guests: unknown actuator %s (cpuset, cpuset-6.12, kernel, cpuset-patched, "
                    "cpuset-unsteered or cpuset-6.12-unsteered)\n",
                    actuator.c_str());
       return 2;
@@ -304,6 +373,15 @@ int main(int argc, char** argv) {
       options.pcpus < online ? (options.pcpus == 1 ? "0" : "0-" + std::to_string(options.pcpus - 1)) : "";
 
   try {
+    if (options.foldCostPairs > 0) {
+      FoldCostReportInput foldCost;
+      foldCost.machine = report.machine;
+      foldCost.commit = report.commit;
+      foldCost.date = report.date;
+      foldCost.command = report.command;
+      foldCost.vcpus = options.vcpus;
+      return runFoldCostProbe(options, actuators, testing::fetchHackbench(), foldCost);
+    }
     // The emulated VMs first, alone on the machine: the guests are not up yet.
     runEmulated(options, workloads, report);
     const std::string hackbench = testing::fetchHackbench();

@@ -16,6 +16,8 @@
 #                           "window S", "preferred CPUS", "stat CPU user nice system idle
 #                           iowait irq softirq" (ticks), "irq NAME CPU N", "softirq NAME CPU N",
 #                           "thread COMM CPU TICKS" (threads that ran, by their last CPU)
+#   /lab/foldcost spread|folded SIZE   one unit of compute, its 4 loops on every vCPU
+#                           (spread) or in a cpuset of CPU 0 only (folded); prints its seconds
 mkdir -p /tmp/gb /etc/vcpufold
 
 # The cpuset controller on, with a cgroup of the lab's own, for the guest's
@@ -136,6 +138,21 @@ case $1 in
          FNR == NR { parse($0); was[id] = ticks; next }
          { parse($0); if ((id in was) && ticks > was[id]) print "thread", name, cpu, ticks - was[id] }' $a/tasks $b/tasks ;;
 esac
+SCRIPT
+
+# Work per pCPU second, folded or not: the host confines the guest to one
+# pCPU, so both ways get the same CPU time and only the guest's side differs.
+cat >/lab/foldcost <<'SCRIPT'
+echo +cpuset >/sys/fs/cgroup/lab.keep/cgroup.subtree_control
+mkdir -p /sys/fs/cgroup/lab.keep/foldcost
+echo 0 >/sys/fs/cgroup/lab.keep/foldcost/cpuset.cpus
+start=$(cut -d' ' -f1 /proc/uptime)
+case $1 in
+  spread) sh /lab/unit compute "$2" ;;
+  folded) sh -c 'echo $$ >/sys/fs/cgroup/lab.keep/foldcost/cgroup.procs && exec sh /lab/unit compute "$1"' sh "$2" ;;
+  *) echo "usage: /lab/foldcost spread|folded SIZE" >&2; exit 2 ;;
+esac || exit 1
+awk -v s="$start" '{ printf "%.3f\n", $1 - s }' /proc/uptime
 SCRIPT
 
 : >/tmp/gb/ready

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// Pools the paired repetitions of several vcpufold-bench-guests runs
+// (`--pool`): each run's results.csv, every repetition a pair (or triple) of
+// modes measured back to back, so repetitions from different runs pool as
+// they are. One run's five repetitions give a wide interval; the default
+// rule (guest-agent.md) also reads the pooled one.
+
+#include <string>
+#include <vector>
+
+#include "statistics.h"
+
+namespace vcpufold::bench {
+
+struct PooledRow {
+  std::string actuator, workload;
+  unsigned runs = 0;              // runs that measured this cell
+  Estimate vcpufoldOverUnfolded;  // paired over every pooled repetition
+  Estimate fixedOverUnfolded;
+  unsigned vcpufoldBelowUnfolded = 0;  // repetitions whose vcpufold / unfolded < 1
+};
+
+// `csvs`: the text of each run's results.csv (columns actuator, workload,
+// mode, repetition, ..., units_per_s_all_guests; one row per guest). Throws
+// on a file without those columns or with a malformed row. Rows in the
+// order each cell is first seen.
+std::vector<PooledRow> poolGuestRuns(const std::vector<std::string>& csvs);
+std::string renderPooled(const std::vector<PooledRow>& rows, const std::vector<std::string>& sources);
+
+}  // namespace vcpufold::bench
