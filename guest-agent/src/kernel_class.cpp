@@ -59,7 +59,7 @@ ClassEvidence evidenceFor(KernelClass kernelClass) {
               "(0.83 [0.59, 1.10] in the one before), hackbench 1.31 [0.92, 1.97]"};
     case KernelClass::Stock66AndLater:
       // Shown losing in dd0b21b (compute 0.88 [0.81, 0.99]); since then every
-      // run's compute interval has reached 1 (three of seven by 1-2%), while
+      // run's compute interval has reached 1 (four of seven by 2% or less), while
       // 30 of the 42 paired repetitions of those seven runs are below 1: pooled,
       // the loss is shown (the rule's second clause), and the fold-cost probe
       // finds it on the guest's side (one pCPU, folded / spread 0.89 [0.80,
