@@ -61,9 +61,8 @@ ClassEvidence evidenceFor(KernelClass kernelClass) {
       // Shown losing in dd0b21b (compute 0.88 [0.81, 0.99]); since then every
       // run's compute interval has reached 1 (four of seven by 2% or less), while
       // 30 of the 42 paired repetitions of those seven runs are below 1: pooled,
-      // the loss is shown (the rule's second clause), and the fold-cost probe
-      // finds it on the guest's side (one pCPU, folded / spread 0.89 [0.80,
-      // 0.99]). Not folded until two runs in a row and the pool show none.
+      // the loss is shown (the rule's second clause). Not folded until two
+      // runs in a row and the pool show none.
       return {false,
               "stock 6.12, cpuset actuator: compute 0.88 [0.79, 0.93] of unfolded over the 42 paired "
               "repetitions of seven runs (0.89 [0.80, 1.01] in the last, of 12), hackbench 1.48 [1.40, 1.65]"};
