@@ -380,7 +380,10 @@ int main(int argc, char** argv) {
       foldCost.date = report.date;
       foldCost.command = report.command;
       foldCost.vcpus = options.vcpus;
-      return runFoldCostProbe(options, actuators, testing::fetchHackbench(), foldCost);
+      const std::string hackbench = testing::fetchHackbench();
+      if (!std::filesystem::exists(hackbench))
+        throw std::runtime_error("could not unpack hackbench from Debian's rt-tests into " + testing::labDirectory());
+      return runFoldCostProbe(options, actuators, hackbench, foldCost);
     }
     // The emulated VMs first, alone on the machine: the guests are not up yet.
     runEmulated(options, workloads, report);
