@@ -123,9 +123,14 @@ TEST(HostdIntegration, QmpVmsWithRealAgents) {
   EXPECT_TRUE(waitUntil([&] { return guests[0]->read("/sys/fs/cgroup/system.slice/cpuset.cpus") == "\n"; }, 5000))
       << "the lease never ran out";
   const std::string hostdLog = runShell("cat " + dir + "/hostd.log");
-  // Until its first acknowledgement an agent is hinted all its vCPUs; then it folds.
+  // Until its first acknowledgement an agent is hinted all its vCPUs; then it
+  // folds for contention. Whether in one step or through 2 depends on whether
+  // its neighbour's first status (demand 0: its tree's /proc/stat is still)
+  // came before or after that decision's samples began, which is timing.
   EXPECT_NE(hostdLog.find("vm1: hint none -> 4: agent has not acknowledged"), std::string::npos) << hostdLog;
-  EXPECT_NE(hostdLog.find("vm1: hint 4 -> 1: contention"), std::string::npos) << hostdLog;
+  EXPECT_TRUE(hostdLog.find("vm1: hint 4 -> 1: contention") != std::string::npos ||
+              hostdLog.find("vm1: hint 4 -> 2: contention") != std::string::npos)
+      << hostdLog;
   EXPECT_NE(hostdLog.find("SIGTERM"), std::string::npos);
 }
 
