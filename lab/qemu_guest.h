@@ -99,6 +99,8 @@ class QemuGuest {
   // ({"return": ...} or {"error": ...}), skipping events; nullopt on timeout.
   std::optional<std::string> qmp(const std::string& command, int timeoutMs);
   [[nodiscard]] bool running() { return process_ && process_->running(); }
+  // How QEMU ended (its exit status, or 128 + the signal), if it has.
+  [[nodiscard]] std::optional<int> exitStatus() { return process_ ? process_->waitExit(0) : std::nullopt; }
 
  private:
   QemuGuestSpec spec_;

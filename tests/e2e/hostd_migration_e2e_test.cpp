@@ -173,14 +173,16 @@ TEST(HostdMigration, TheDestinationHostTakesOverAndTheSourceForgets) {
   std::printf(
       "migration: %s\ndestination hostd: hint acknowledged %lld ms after completion, folded to %s after %lld ms\n",
       migration.c_str(), static_cast<long long>(hintedMs), row["APPLIED"].c_str(), static_cast<long long>(foldedMs));
-  ASSERT_TRUE(hinted && folded) << destination.status() << destination.log() << "destination QEMU: "
-                                << destinationGuest.qmp(R"({"execute":"query-status"})", 5000).value_or("no answer")
-                                << "\n"
-                                << runShell("tail -20 " + dir + "/destination/guest/qemu.log")
-                                << "\nthe guest's agent:\n"
-                                << guestRun(destinationGuest, "tail -40 /tmp/e2e/agent.log")
-                                << "\nhostd's channel socket (bytes queued to QEMU):\n"
-                                << runShell("ss -xp 2>/dev/null | grep -F '" + vm + ".hint.sock' || true");
+  const auto destinationExit = destinationGuest.exitStatus();
+  ASSERT_TRUE(hinted && folded)
+      << destination.status() << destination.log() << "destination QEMU: "
+      << (destinationExit ? "exited with status " + std::to_string(*destinationExit) : "running") << ", "
+      << destinationGuest.qmp(R"({"execute":"query-status"})", 5000).value_or("no answer") << "\n"
+      << runShell("tail -20 " + dir + "/destination/guest/qemu.log") << "\nthe destination's console:\n"
+      << runShell("tail -40 " + dir + "/destination/guest/console.log") << "\nthe guest's agent:\n"
+      << guestRun(destinationGuest, "tail -40 /tmp/e2e/agent.log")
+      << "\nhostd's channel socket (bytes queued to QEMU):\n"
+      << runShell("ss -xp 2>/dev/null | grep -F '" + vm + ".hint.sock' || true");
   EXPECT_LE(hintedMs, 2 * kTickMs) << destination.log();
 
   // The guest runs on, on the destination: its workload progresses and the
