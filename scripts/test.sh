@@ -64,8 +64,9 @@ build release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVCPUFOLD_WERROR=ON
 # here, at idle priority (SCHED_IDLE, nice 19): it takes only what the package
 # build, the release tests and the e2e guests leave of the cores (about a
 # third of the e2e phase's CPU time goes unused). The kernel label waits for
-# it; its kernel.build test then finds the kernel built (a check of about
-# 40 s) or builds it again and shows why it failed.
+# it; its kernel.build test then finds the kernel built (its inputs are
+# those of the last build: a second) or builds it again and shows why it
+# failed.
 step "kernel: building in the background at idle priority"
 chrt --idle 0 nice -n 19 "$root/tests/kernel/build-kernel.sh" on >"$log_dir/kernel-background.log" 2>&1 &
 kernel_build=$!
