@@ -10,4 +10,10 @@ namespace vcpufold::testing {
 // vcpufold-fold-* or vcpufold-bench-*; quiet where libvirt is not running.
 void destroyStaleLabDomains();
 
+// From now on, SIGTERM or SIGINT (a ctest timeout, Ctrl-C) stops every
+// process this one started, destroys the lab's domains, and exits with
+// 128 + the signal: a killed test or bench leaves no guest burning the
+// host's CPUs. Call once, from the main thread, before starting guests.
+void destroyLabDomainsOnStopSignal();
+
 }  // namespace vcpufold::testing

@@ -28,6 +28,7 @@
 #include "guests_plan.h"
 #include "guests_plot.h"
 #include "guests_report.h"
+#include "lab_domains.h"
 #include "pooled_runs.h"
 #include "qemu_guest.h"
 #include "where_ran.h"
@@ -340,6 +341,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "vcpufold-bench-guests: --pcpus %u, but this machine has %u CPUs\n", options.pcpus, online);
     return 2;
   }
+  // Stopped (Ctrl-C, a ctest timeout), it takes its guests with it: they are
+  // libvirtd's children and would burn the pCPUs until the next run.
+  testing::destroyLabDomainsOnStopSignal();
   if (options.out.empty()) options.out = options.work + "/results";
   std::filesystem::create_directories(options.work);
   std::filesystem::remove_all(options.out);

@@ -56,3 +56,24 @@ grep -q '^| busy (% of its time) | [0-9.]* | [0-9.]* | [0-9.]* |$' "$md" || fail
 rows=$(grep -c '^cpuset,hackbench-pipe,\(unfolded\|vcpufold\|fixed\),1,[12],' "$results/results.csv")
 [[ $rows == 6 ]] || fail "results.csv has $rows rows of 3 modes x 2 guests, not 6"
 echo "guests_smallest: report produced in ${elapsed} s"
+
+# Stopped half way (SIGTERM, as kill and a ctest timeout send; Ctrl-C's
+# SIGINT takes the same path, but a background job of a script starts with
+# SIGINT ignored), the bench takes its guests with it: libvirtd, not the
+# bench, is their parent, and left running they would burn the pCPUs until
+# the next run.
+lab_domains() { virsh -c qemu:///system list --all --name 2>/dev/null | grep -c '^vcpufold-bench-' || true; }
+"$bench" --guests 2 --repetitions 1 --workloads hackbench-pipe --actuators cpuset --emulated-repetitions 0 \
+  --work "$work/stopped" >"$work/out.log" 2>&1 &
+stopped=$!
+for _ in $(seq 240); do
+  [[ $(lab_domains) -gt 0 ]] && break
+  sleep 0.5
+done
+[[ $(lab_domains) -gt 0 ]] || fail "the second run started no guest within 120 s"
+kill -TERM "$stopped"
+status=0
+wait "$stopped" || status=$?
+[[ $status == 143 ]] || fail "stopped by SIGTERM, the bench exited with $status, not 143"
+[[ $(lab_domains) == 0 ]] || fail "the stopped bench left its guests running: $(virsh list --name | grep vcpufold-bench-)"
+echo "guests_smallest: stopped half way, it left no guest"
