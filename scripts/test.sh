@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The test command: installs what the build needs (Debian 12, as root), then
 # builds and runs every test in three configurations:
-#   release   RelWithDebInfo, gcc             (ctest: all labels, e2e and kernel included)
+#   release   RelWithDebInfo, gcc             (ctest: all labels, e2e and kernel included; the
+#                                              test executables' own code at -O0, the product at -O2)
 #   sanitize  ASan + UBSan, gcc               (ctest: all but e2e, packaging and kernel, which the release build covers;
 #                                              the guest tests are not compiled there)
 #   fuzz      libFuzzer + ASan + UBSan, clang (ctest: label fuzz, 20 s per target)
