@@ -49,8 +49,7 @@ std::string shapeOf(const Scenario& scenario) {
 }
 
 std::optional<Estimate> pairedRatio(const ScenarioOutcome& outcome, Mode base) {
-  if (!outcome.has(Mode::Vcpufold) || !outcome.has(base)) return std::nullopt;
-  return estimatePairedRatio(outcome.totals(Mode::Vcpufold), outcome.totals(base));
+  return pairedRatioOf(outcome, Mode::Vcpufold, base);
 }
 
 }  // namespace

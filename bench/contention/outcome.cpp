@@ -23,6 +23,12 @@ std::vector<double> ScenarioOutcome::totals(Mode mode) const {
   return values;
 }
 
+std::map<unsigned, double> ScenarioOutcome::totalsByRepetition(Mode mode) const {
+  std::map<unsigned, double> values;
+  for (const auto* run : runsOf(mode)) values[run->repetition] = run->totalOperationsPerSecond();
+  return values;
+}
+
 std::optional<double> ScenarioOutcome::fairnessOf(const RunResult& run) const {
   if (scenario.phased()) return std::nullopt;
   std::vector<double> demands, weights;
@@ -51,6 +57,11 @@ Dynamics ScenarioOutcome::dynamicsOf(const RunResult& run, double tickSeconds) c
   std::vector<CountTimeline> preferred;
   for (const auto& vm : run.vms) preferred.push_back(vm.preferred);
   return analyseDynamics(scenario, preferred, targets, run.warmupSeconds, tickSeconds);
+}
+
+std::optional<Estimate> pairedRatioOf(const ScenarioOutcome& outcome, Mode mode, Mode base) {
+  if (!outcome.has(mode) || !outcome.has(base)) return std::nullopt;
+  return estimatePairedRatio(outcome.totalsByRepetition(mode), outcome.totalsByRepetition(base));
 }
 
 }  // namespace vcpufold::bench

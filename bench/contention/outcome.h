@@ -33,10 +33,17 @@ struct ScenarioOutcome {
   std::vector<const RunResult*> runsOf(Mode mode) const;
   bool has(Mode mode) const;
   std::vector<double> totals(Mode mode) const;
+  // Total ops/s of each repetition of `mode`.
+  std::map<unsigned, double> totalsByRepetition(Mode mode) const;
   // Largest relative deviation of a VM's CPU share from its max-min weighted
   // share (VMs with tasks); none for phased scenarios.
   std::optional<double> fairnessOf(const RunResult& run) const;
   Dynamics dynamicsOf(const RunResult& run, double tickSeconds) const;
 };
+
+// vcpufold's (or any mode's) throughput over `base`'s, paired by repetition:
+// every repetition runs each mode back to back, so the per-repetition ratio
+// cancels the machine's drift between repetitions. None if either is missing.
+std::optional<Estimate> pairedRatioOf(const ScenarioOutcome& outcome, Mode mode, Mode base);
 
 }  // namespace vcpufold::bench

@@ -36,7 +36,7 @@ std::string ratioPlot(const std::string& directory, const std::vector<ScenarioOu
     data << '"' << outcome.scenario.name << '"';
     for (Mode base : kBases) {
       if (outcome.has(base)) {
-        const auto ratio = estimateRatio(outcome.totals(Mode::Vcpufold), outcome.totals(base));
+        const auto ratio = *pairedRatioOf(outcome, Mode::Vcpufold, base);
         data << ' ' << ratio.median << ' ' << ratio.low << ' ' << ratio.high;
       } else {
         data << " NaN NaN NaN";
@@ -48,7 +48,8 @@ std::string ratioPlot(const std::string& directory, const std::vector<ScenarioOu
   std::ofstream script(directory + "/contention-ratios.gp");
   script
       << "set terminal png size 1200,500\nset output 'contention-ratios.png'\n"
-      << "set title \"vcpufold's total throughput over each other mode's (median, 95% interval)\"\n"
+      << "set title \"vcpufold's total throughput over each other mode's (paired per repetition: median, 95% "
+         "interval)\"\n"
       << "set style data histograms\nset style histogram errorbars gap 2 lw 1\n"
       << "set style fill solid 0.7 border -1\nset boxwidth 0.9\nset yrange [0:*]\nset grid ytics\n"
       << "set key below horizontal autotitle columnheader\nset xtics rotate by -25\nset datafile missing 'NaN'\n"

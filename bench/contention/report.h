@@ -21,8 +21,8 @@ struct ReportContext {
   double seconds = 0;              // the whole run
   std::vector<std::string> plots;  // image files
   std::string imagePrefix;         // where the report finds them ("images/" in docs/)
-  // The standard set's targets and its unpaired list of where vcpufold does
-  // not help; a random run gives its own, paired (random_summary.h).
+  // The standard set's targets and its list of where vcpufold does not help;
+  // a random run gives its own spread and losses (random_summary.h).
   bool standardSummary = true;
 };
 

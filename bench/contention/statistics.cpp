@@ -82,6 +82,17 @@ Estimate estimatePairedRatio(const std::vector<double>& a, const std::vector<dou
   return estimateMedian(ratios, resamples);
 }
 
+Estimate estimatePairedRatio(const std::map<unsigned, double>& a, const std::map<unsigned, double>& b,
+                             unsigned resamples) {
+  std::vector<double> top, bottom;
+  for (const auto& [repetition, value] : a)
+    if (const auto other = b.find(repetition); other != b.end()) {
+      top.push_back(value);
+      bottom.push_back(other->second);
+    }
+  return estimatePairedRatio(top, bottom, resamples);
+}
+
 Verdict judgeAtLeast(const Estimate& estimate, double target) {
   if (estimate.samples < 2) return Verdict::NotShown;
   if (estimate.low >= target) return Verdict::Met;

@@ -3,6 +3,7 @@
 // Medians with 95% bootstrap intervals (percentile method, seeded, so a report
 // is reproducible from its CSV), and the verdict on a target.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ Estimate estimateRatio(const std::vector<double>& a, const std::vector<double>& 
 // resampling repetitions, so drift between repetitions cancels instead of
 // widening the interval. Pairs with a non-positive side are dropped.
 Estimate estimatePairedRatio(const std::vector<double>& a, const std::vector<double>& b, unsigned resamples = 4000);
+// The same, keyed by repetition number: only repetitions both sides measured
+// are paired (a mode that lost a run must not shift every later pair).
+Estimate estimatePairedRatio(const std::map<unsigned, double>& a, const std::map<unsigned, double>& b,
+                             unsigned resamples = 4000);
 
 // "1.23 [1.10, 1.31]" (two decimals), "1.23 (one run)" from one sample, "-" from none.
 std::string ratioText(const Estimate& estimate);

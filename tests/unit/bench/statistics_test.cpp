@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 using namespace vcpufold::bench;
 
 TEST(Statistics, MedianOfOddAndEvenSamples) {
@@ -67,4 +69,18 @@ TEST(Statistics, PairedRatiosSpreadAsTheRepetitionsDo) {
   const auto dropped = estimatePairedRatio({120, 0, 120}, {100, 100, 100});
   EXPECT_EQ(dropped.samples, 2u);
   EXPECT_DOUBLE_EQ(dropped.median, 1.2);
+}
+
+TEST(Statistics, PairsAreMatchedByRepetitionNotByPosition) {
+  // b lost its second repetition. Matched by position, every later a would be
+  // set against the b of the repetition after its own (ratios 1.5, 1.33, ...);
+  // matched by number, each is 1.1 of its own repetition's b.
+  const std::map<unsigned, double> a{{1, 110}, {2, 165}, {3, 220}, {4, 275}};
+  const std::map<unsigned, double> b{{1, 100}, {3, 200}, {4, 250}, {5, 300}};
+  const auto paired = estimatePairedRatio(a, b);
+  EXPECT_EQ(paired.samples, 3u);
+  EXPECT_NEAR(paired.median, 1.1, 1e-9);
+  EXPECT_NEAR(paired.low, 1.1, 1e-9);
+  EXPECT_NEAR(paired.high, 1.1, 1e-9);
+  EXPECT_EQ(estimatePairedRatio(a, std::map<unsigned, double>{}).samples, 0u);
 }
