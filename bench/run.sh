@@ -6,10 +6,10 @@
 #   contention  the contention bench's standard set (every file in
 #               bench/contention/scenarios/): 43 minutes on 2 cores in its
 #               last run
-#   latency     emulated VMs, then TCG guests under libvirt, about 7 minutes
+#   latency     emulated VMs, then TCG guests under libvirt, 2-7 minutes
 #   random      scenarios nobody wrote (vcpufold-bench-contention --random N
 #               --seed S), about 3 minutes a scenario (20: 56 minutes)
-#   all         contention, latency and random
+#   all         contention, latency and random: 101 minutes in its last run
 #   guests      real guest kernels: TCG guests under libvirt running hackbench
 #               and compute on Debian's stock 6.1 and 6.12 kernels and the
 #               patched kernel, five repetitions, about 75 minutes; not part
