@@ -35,10 +35,6 @@ std::string planText(const FixedPlan& plan) {
   return text;
 }
 
-std::optional<Estimate> ratioOf(const ScenarioOutcome& outcome, Mode mode, Mode base) {
-  return pairedRatioOf(outcome, mode, base);
-}
-
 // The ratio of medians with both sides resampled independently: the method
 // before the pairing, kept beside the targets so the change shows.
 std::optional<Estimate> unpairedRatioOf(const ScenarioOutcome& outcome, Mode mode, Mode base) {
@@ -48,7 +44,7 @@ std::optional<Estimate> unpairedRatioOf(const ScenarioOutcome& outcome, Mode mod
 
 std::string ratioCell(const ScenarioOutcome& outcome, Mode mode, Mode base) {
   if (mode == base) return "1";
-  const auto ratio = ratioOf(outcome, mode, base);
+  const auto ratio = pairedRatioOf(outcome, mode, base);
   return ratio ? ratioText(*ratio) : "-";
 }
 
@@ -93,7 +89,7 @@ void ratioTarget(std::vector<TargetLine>& lines, const std::vector<ScenarioOutco
   TargetLine line;
   line.target = "`" + name + "`: vcpufold / " + modeName(base) + " >= " + format("%.2f", target);
   const auto* outcome = find(outcomes, name);
-  const auto ratio = outcome ? ratioOf(*outcome, Mode::Vcpufold, base) : std::nullopt;
+  const auto ratio = outcome ? pairedRatioOf(*outcome, Mode::Vcpufold, base) : std::nullopt;
   if (!ratio) {
     line.measured = "not run";
     line.note = "not in this run";
@@ -190,7 +186,7 @@ std::vector<std::string> whereItDoesNotHelp(const std::vector<ScenarioOutcome>& 
     if (!outcome.has(Mode::Vcpufold)) continue;
     const std::string name = "`" + outcome.scenario.name + "`";
     for (Mode base : {Mode::Unfolded, Mode::StealLaw, Mode::StaticFair, Mode::BestStatic, Mode::Clairvoyant}) {
-      const auto ratio = ratioOf(outcome, Mode::Vcpufold, base);
+      const auto ratio = pairedRatioOf(outcome, Mode::Vcpufold, base);
       if (!ratio || ratio->samples < 2) continue;
       if (ratio->high < 1.0)
         lines.push_back(name + ": vcpufold loses to " + modeName(base) + ", " + ratioText(*ratio) + ".");
