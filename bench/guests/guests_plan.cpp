@@ -16,6 +16,10 @@ const std::vector<GuestWorkload>& guestWorkloads() {
       {"files", 80, "spinlock",
        "8 tasks creating, copying and removing small files on tmpfs (fork, exec, dentry and inode locks)"},
       {"compute", 40000, "compute", "4 shell loops that only compute (the control)"},
+      // A diagnostic: the compute unit folded without vcpufold, so that a run
+      // tells the fold's own cost from what the agent and hostd add to it.
+      {"compute-folded", 40000, "compute",
+       "the compute unit with its 4 loops in a cpuset of vCPU 0 that the workload makes itself (no vcpufold)"},
   };
   return workloads;
 }

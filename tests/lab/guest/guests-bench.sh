@@ -5,7 +5,8 @@
 #   /lab/agent start [ACT [unsteered]]  the agent with fold = "always", at its other defaults,
 #                           or with --actuator ACT (and [cpuset] steer_housekeeping = false)
 #   /lab/agent stop         (waits until it has unfolded)
-#   /lab/run NAME SIZE      starts workload NAME in the background (its own session):
+#   /lab/run NAME SIZE      starts workload NAME (hackbench-pipe, hackbench-socket, files,
+#                           compute, compute-folded) in the background (its own session):
 #                           units of SIZE back to back until stopped, each one's start
 #                           and end (uptime, s) a line of /tmp/gb/units
 #   /lab/wait N             returns once N units have ended ("done"), or one failed
@@ -71,6 +72,17 @@ case $1 in
     wait ;;
   # The control: 4 shell loops that only compute, nothing to gain from folding.
   compute)
+    for task in 1 2 3 4; do
+      (i=0; while [ $i -lt "$size" ]; do i=$((i + 1)); done) &
+    done
+    wait ;;
+  # The same loops folded by the workload itself into a cpuset of CPU 0 (no
+  # vcpufold): what folding costs without the agent, hostd or the steering.
+  compute-folded)
+    echo +cpuset >/sys/fs/cgroup/lab.keep/cgroup.subtree_control
+    mkdir -p /sys/fs/cgroup/lab.keep/fold0
+    echo 0 >/sys/fs/cgroup/lab.keep/fold0/cpuset.cpus
+    echo $$ >/sys/fs/cgroup/lab.keep/fold0/cgroup.procs
     for task in 1 2 3 4; do
       (i=0; while [ $i -lt "$size" ]; do i=$((i + 1)); done) &
     done

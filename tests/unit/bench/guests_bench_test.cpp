@@ -67,6 +67,9 @@ TEST(GuestsPlan, ModesAndWorkloadsAreKnownByName) {
         << workload.emulated;
   }
   EXPECT_EQ(findGuestWorkload("kernel-build"), nullptr);
+  // The fold without vcpufold is compared with compute's modes: the same unit.
+  ASSERT_NE(findGuestWorkload("compute-folded"), nullptr);
+  EXPECT_EQ(findGuestWorkload("compute-folded")->size, findGuestWorkload("compute")->size);
 }
 
 TEST(GuestsPlan, EachActuatorNamesTheAgentsActuatorAndItsKernel) {
