@@ -298,6 +298,8 @@ int main(int argc, char** argv) {
     }
     try {
       std::printf("%s", renderPooled(poolGuestRuns(csvs), sources).c_str());
+      const std::string fold = renderFoldWithoutVcpufold(foldWithoutVcpufold(readGuestRuns(csvs)));
+      if (!fold.empty()) std::printf("\nThe fold without vcpufold, pooled the same way:\n\n%s", fold.c_str());
     } catch (const std::exception& error) {
       std::fprintf(stderr, "vcpufold-bench-guests: %s\n", error.what());
       return 2;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "bench_text.h"
+#include "fold_without_vcpufold.h"
 #include "latency_stages.h"
 
 namespace vcpufold::bench {
@@ -273,6 +274,18 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
     }
   }
   out << "\n";
+
+  std::vector<PairedMeasurement> measurements;
+  for (const auto& sample : input.samples)
+    measurements.push_back({sample.actuator, sample.workload, guestModeName(sample.mode),
+                            std::to_string(sample.repetition), sample.throughput()});
+  const std::string fold = renderFoldWithoutVcpufold(foldWithoutVcpufold(measurements));
+  if (!fold.empty())
+    out << "##### The fold without vcpufold\n\nThe `compute-folded` workload is the compute unit with its loops "
+           "folded into a cpuset of vCPU 0 by the workload itself, with no agent and no hostd (in mode "
+           "unfolded); in mode fixed vcpufold's agents and hostd run beside it, folded to the same vCPU. Paired "
+           "per repetition across the two workloads:\n\n"
+        << fold << "\n";
 
   const std::string where = renderWhereTable(input.where, input.fixedVcpus);
   if (!where.empty())

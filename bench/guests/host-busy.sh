@@ -6,8 +6,9 @@
 #
 #   bench/guests/host-busy.sh sample >SAMPLES
 #       every second: the time, the host's busy and total jiffies
-#       (/proc/stat), and the user+system ticks of each QEMU, of hostd and
-#       of the libvirt daemons; until killed
+#       (/proc/stat), and the user+system ticks of each QEMU (also split:
+#       its vCPU 0 thread, its other vCPU threads), of hostd and of the
+#       libvirt daemons; until killed
 #   vcpufold-bench-guests ... | bench/guests/host-busy.sh stamp >BENCH_LOG
 #       the bench's lines, each with the time it was printed
 #   bench/guests/host-busy.sh report SAMPLES BENCH_LOG
@@ -16,7 +17,9 @@
 #       every guest was in its measured unit (about: to the nearest sample),
 #       the pCPUs the QEMUs, hostd and libvirt ran, the throughput, and the
 #       throughput per pCPU the QEMUs ran (their time includes the warm-up
-#       unit and the mode's start: a rough measure)
+#       unit and the mode's start: a rough measure); and of the QEMUs' pCPUs,
+#       those their vCPU 0 threads ran (a folded guest's work runs there) and
+#       their other vCPU threads
 set -euo pipefail
 
 case ${1:-} in
@@ -28,10 +31,22 @@ case ${1:-} in
       for who in qemu:qemu-system-x86 hostd:vcpufold-hostd libvirt:'libvirtd|virtqemud|virtlogd'; do
         # By process name: a command line may name a binary it does not run.
         for pid in $(pgrep -x "${who#*:}" || true); do
-          stat=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
+          read -r stat 2>/dev/null <"/proc/$pid/stat" || continue
           # The fields after the command name: utime and stime are the 12th and 13th.
           read -ra fields <<<"${stat##*) }"
           line+=" ${who%%:*}/$pid:$((fields[11] + fields[12]))"
+          [[ ${who%%:*} == qemu ]] || continue
+          # QEMU names its vCPU threads "CPU N/TCG" (or "CPU N/KVM").
+          vcpu0=0 vcpus=0
+          for task in /proc/"$pid"/task/*; do
+            # read, not $(cat): a second of samples must not fork a process per thread.
+            read -r name 2>/dev/null <"$task/comm" || continue
+            [[ $name == "CPU "* ]] || continue
+            read -r stat 2>/dev/null <"$task/stat" || continue
+            read -ra fields <<<"${stat##*) }"
+            if [[ $name == "CPU 0/"* ]]; then vcpu0=$((fields[11] + fields[12])); else vcpus=$((vcpus + fields[11] + fields[12])); fi
+          done
+          line+=" qemu-vcpu0/$pid:$vcpu0 qemu-vcpus/$pid:$vcpus"
         done
       done
       echo "$line"
@@ -85,8 +100,9 @@ case ${1:-} in
               text = substr(text, RSTART + RLENGTH)
             }
             inner = shortest > 2 ? busyBetween(now - 1.5 - shortest + 0.5, now - 1.5) : "-"
-            printf "%-60s host busy %5.1f%% (in the measured unit %s); pCPUs: QEMUs %.2f, hostd %.3f, libvirt %.3f; over %.1f s; units/s %s, per QEMU pCPU %s\n",
+            printf "%-60s host busy %5.1f%% (in the measured unit %s); pCPUs: QEMUs %.2f (vCPU 0s %.2f, other vCPUs %.2f), hostd %.3f, libvirt %.3f; over %.1f s; units/s %s, per QEMU pCPU %s\n",
                    line, 100 * (busy[b] - busy[a]) / (total[b] - total[a]), inner, used["qemu"] / hz / seconds,
+                   used["qemu-vcpu0"] / hz / seconds, used["qemu-vcpus"] / hz / seconds,
                    used["hostd"] / hz / seconds, used["libvirt"] / hz / seconds, seconds, units, perPcpu
           }
         }

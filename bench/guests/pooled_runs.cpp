@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "pooled_runs.h"
 
+#include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
@@ -18,6 +20,13 @@ std::vector<std::string> splitFields(const std::string& line) {
   return fields;
 }
 
+// Zero-padded, so that pairs sort by run, then repetition.
+std::string pairName(std::size_t run, unsigned repetition) {
+  char name[48];
+  std::snprintf(name, sizeof name, "run %03zu repetition %04u", run, repetition);
+  return name;
+}
+
 struct Cell {
   unsigned runs = 0;
   std::vector<double> unfolded, vcpufold, fixedWithUnfolded, unfoldedWithFixed;
@@ -25,9 +34,8 @@ struct Cell {
 
 }  // namespace
 
-std::vector<PooledRow> poolGuestRuns(const std::vector<std::string>& csvs) {
-  std::vector<std::pair<std::string, std::string>> order;
-  std::map<std::pair<std::string, std::string>, Cell> cells;
+std::vector<PairedMeasurement> readGuestRuns(const std::vector<std::string>& csvs) {
+  std::vector<PairedMeasurement> measurements;
   for (std::size_t run = 0; run < csvs.size(); ++run) {
     std::istringstream lines(csvs[run]);
     std::string line;
@@ -38,28 +46,44 @@ std::vector<PooledRow> poolGuestRuns(const std::vector<std::string>& csvs) {
     for (const char* name : {"actuator", "workload", "mode", "repetition", "units_per_s_all_guests"})
       if (!column.count(name))
         throw std::runtime_error("run " + std::to_string(run + 1) + ": no column " + name + " in its header");
-    // (actuator, workload, repetition) -> mode -> units/s (the same on every guest's row).
-    std::map<std::tuple<std::string, std::string, unsigned>, std::map<std::string, double>> measured;
+    // (actuator, workload, mode, repetition) -> units/s (the same on every guest's row).
+    std::map<std::tuple<std::string, std::string, std::string, unsigned>, double> measured;
     while (std::getline(lines, line)) {
       if (line.empty()) continue;
       const auto fields = splitFields(line);
       if (fields.size() < header.size())
         throw std::runtime_error("run " + std::to_string(run + 1) + ": short row: " + line);
       try {
-        measured[{fields[column["actuator"]], fields[column["workload"]],
-                  static_cast<unsigned>(std::stoul(fields[column["repetition"]]))}][fields[column["mode"]]] =
+        measured[{fields[column["actuator"]], fields[column["workload"]], fields[column["mode"]],
+                  static_cast<unsigned>(std::stoul(fields[column["repetition"]]))}] =
             std::stod(fields[column["units_per_s_all_guests"]]);
       } catch (const std::logic_error&) {
         throw std::runtime_error("run " + std::to_string(run + 1) + ": not a number in: " + line);
       }
     }
-    std::map<std::pair<std::string, std::string>, bool> seen;
-    for (const auto& [key, modes] : measured) {
-      const std::pair<std::string, std::string> cellKey{std::get<0>(key), std::get<1>(key)};
-      if (!cells.count(cellKey)) order.push_back(cellKey);
-      Cell& cell = cells[cellKey];
-      if (!seen[cellKey]) ++cell.runs;
-      seen[cellKey] = true;
+    for (const auto& [key, throughput] : measured)
+      measurements.push_back(
+          {std::get<0>(key), std::get<1>(key), std::get<2>(key), pairName(run + 1, std::get<3>(key)), throughput});
+  }
+  return measurements;
+}
+
+std::vector<PooledRow> poolGuestRuns(const std::vector<std::string>& csvs) {
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, Cell> cells;
+  // (actuator, workload) -> the repetition's pair name -> mode -> units/s.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::map<std::string, double>>> byCell;
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> runsOfCell;
+  for (const auto& measurement : readGuestRuns(csvs)) {
+    const std::pair<std::string, std::string> cellKey{measurement.actuator, measurement.workload};
+    if (!byCell.count(cellKey)) order.push_back(cellKey);
+    byCell[cellKey][measurement.pair][measurement.mode] = measurement.throughput;
+    runsOfCell[cellKey].insert(measurement.pair.substr(0, measurement.pair.find(" repetition")));
+  }
+  for (const auto& [cellKey, repetitions] : byCell) {
+    Cell& cell = cells[cellKey];
+    cell.runs = static_cast<unsigned>(runsOfCell[cellKey].size());
+    for (const auto& [pair, modes] : repetitions) {
       const auto unfolded = modes.find("unfolded");
       if (unfolded == modes.end()) continue;
       if (const auto vcpufold = modes.find("vcpufold"); vcpufold != modes.end()) {

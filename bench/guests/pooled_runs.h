@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fold_without_vcpufold.h"
 #include "statistics.h"
 
 namespace vcpufold::bench {
@@ -26,6 +27,9 @@ struct PooledRow {
 // on a file without those columns or with a malformed row. Rows in the
 // order each cell is first seen.
 std::vector<PooledRow> poolGuestRuns(const std::vector<std::string>& csvs);
+// Every measurement of those files, its pair named by the run (its place in
+// `csvs`) and the repetition. Throws as poolGuestRuns does.
+std::vector<PairedMeasurement> readGuestRuns(const std::vector<std::string>& csvs);
 std::string renderPooled(const std::vector<PooledRow>& rows, const std::vector<std::string>& sources);
 
 }  // namespace vcpufold::bench
