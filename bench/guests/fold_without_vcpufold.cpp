@@ -26,8 +26,7 @@ PairedFigure paired(const std::map<std::string, Repetition>& repetitions, const 
 }
 
 std::string figureText(const PairedFigure& figure) {
-  return ratioText(figure.ratio) + " | " + std::to_string(figure.below) + " of " +
-         std::to_string(figure.ratio.samples);
+  return ratioText(figure.ratio) + " | " + std::to_string(figure.below) + " of " + std::to_string(figure.ratio.samples);
 }
 
 }  // namespace
@@ -68,8 +67,7 @@ std::string renderFoldWithoutVcpufold(const std::vector<FoldWithoutVcpufold>& ro
     out << "| " << name << " | compute fixed / compute-folded unfolded | vcpufold's fold against the "
         << "workload's own | " << figureText(row.vcpufoldFoldOverPlain) << " |\n";
     out << "| " << name << " | compute-folded: fixed / unfolded | the workload's own fold with vcpufold's "
-        << "agents and hostd running beside it, against it alone | " << figureText(row.plainBesideVcpufold)
-        << " |\n";
+        << "agents and hostd running beside it, against it alone | " << figureText(row.plainBesideVcpufold) << " |\n";
   }
   return out.str();
 }

@@ -24,16 +24,16 @@ struct PairedMeasurement {
 };
 
 struct PairedFigure {
-  Estimate ratio;          // the median of the repetitions' own ratios, paired bootstrap interval
-  unsigned below = 0;      // repetitions whose ratio is below 1
+  Estimate ratio;      // the median of the repetitions' own ratios, paired bootstrap interval
+  unsigned below = 0;  // repetitions whose ratio is below 1
 };
 
 struct FoldWithoutVcpufold {
   std::string actuator;
-  PairedFigure vcpufoldFoldOverSpread;   // compute: fixed / unfolded
-  PairedFigure plainFoldOverSpread;      // compute-folded unfolded / compute unfolded
-  PairedFigure vcpufoldFoldOverPlain;    // compute fixed / compute-folded unfolded
-  PairedFigure plainBesideVcpufold;      // compute-folded: fixed / unfolded
+  PairedFigure vcpufoldFoldOverSpread;  // compute: fixed / unfolded
+  PairedFigure plainFoldOverSpread;     // compute-folded unfolded / compute unfolded
+  PairedFigure vcpufoldFoldOverPlain;   // compute fixed / compute-folded unfolded
+  PairedFigure plainBesideVcpufold;     // compute-folded: fixed / unfolded
 };
 
 // One row per actuator that measured compute and compute-folded in modes
