@@ -53,6 +53,11 @@ class PatchedKernel : public ::testing::Test {
     guest_ = std::make_unique<QemuGuest>(
         vcpufold::testing::QemuGuestSpec{*image, runDirectory_, "4", "256M", "lab.run=kernel-test"});
     ASSERT_TRUE(guest_->waitReady(kBootMs)) << "guest did not come up:\n" << guest_->console();
+    // The control port answers before the payload has made /tmp/kt and the
+    // agent's configuration.
+    ASSERT_TRUE(waitUntil([&] { return run("test -e /tmp/kt/ready && echo ready") == "ready\n"; }, kBootMs, 300))
+        << "the kernel-test payload did not finish:\n"
+        << guest_->console();
     ASSERT_EQ(run("uname -r | grep -c '^6\\.12'"), "1\n") << "not the patched 6.12 kernel";
   }
 
