@@ -87,7 +87,10 @@ std::string GuestLab::kernelRelease() {
 void GuestLab::startAgents() {
   std::string command =
       "sh /lab/agent start" + (spec_.agentActuator.empty() ? "" : " " + shellQuoted(spec_.agentActuator));
-  if (!spec_.agentSteersHousekeeping) command += (spec_.agentActuator.empty() ? " ''" : "") + std::string(" unsteered");
+  const bool options = !spec_.agentSteersHousekeeping || !spec_.agentFoldsAlways;
+  if (options && spec_.agentActuator.empty()) command += " ''";
+  if (!spec_.agentSteersHousekeeping) command += " unsteered";
+  if (!spec_.agentFoldsAlways) command += " shipped-fold";
   onEveryGuest(command, 60'000);
 }
 

@@ -25,6 +25,7 @@ struct GuestLabSpec {
   std::string kernelArgs;     // appended to the guests' kernel command line (e.g. "mitigations=off")
   std::string agentActuator;  // the agents' --actuator (cpuset, kernel); empty: their default (auto)
   bool agentSteersHousekeeping = true;  // false: [cpuset] steer_housekeeping = false
+  bool agentFoldsAlways = true;         // false: the agent's shipped fold default, not fold = "always"
   unsigned vcpus = 4;
   unsigned memoryMiB = 256;
 };

@@ -98,6 +98,7 @@ GuestLabSpec labSpecFor(const Options& options, const GuestActuator& variant, un
   spec.agentActuator = variant.agentActuator;
   spec.cloudKernel = variant.cloudKernel;
   spec.agentSteersHousekeeping = variant.steerHousekeeping;
+  spec.agentFoldsAlways = variant.agentFoldsAlways;
   if (variant.patchedKernel) {
     spec.kernel = testing::patchedKernelImage();
     if (!std::filesystem::exists(spec.kernel)) missingKernel = spec.kernel;
@@ -259,7 +260,10 @@ int main(int argc, char** argv) {
                  "comma-separated, of cpuset (Debian 12's stock 6.1 cloud kernel), cpuset-6.12 (Debian's stock "
                  "6.12 cloud kernel, linux-image-6.12-cloud-amd64), kernel (the patched kernel; skipped, saying why, "
                  "when it is not built), cpuset-unsteered and cpuset-6.12-unsteered (the stock kernels with the "
-                 "agents' housekeeping steering off: what it does; no targets) and cpuset-patched (the cpuset actuator "
+                 "agents' housekeeping steering off: what it does; no targets), cpuset-shipped and cpuset-6.12-shipped "
+                 "(the stock kernels with the agents at their shipped fold default, which answers auto hints with "
+                 "all CPUs there: what a user of such a guest gets; mode fixed still folds; no targets) and "
+                 "cpuset-patched (the cpuset actuator "
                  "on the patched kernel: tells the "
                  "kernel's part from the actuator's; no targets)")
       ->capture_default_str();
@@ -318,7 +322,7 @@ int main(int argc, char** argv) {
     if (!findGuestActuator(actuator)) {
       std::fprintf(stderr,
                    "vcpufold-bench-guests: unknown actuator %s (cpuset, cpuset-6.12, kernel, cpuset-patched, "
-                   "cpuset-unsteered or cpuset-6.12-unsteered)\n",
+                   "cpuset-unsteered, cpuset-6.12-unsteered, cpuset-shipped or cpuset-6.12-shipped)\n",
                    actuator.c_str());
       return 2;
     }

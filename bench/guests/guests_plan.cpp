@@ -38,6 +38,8 @@ const std::vector<GuestActuator>& guestActuators() {
       {"cpuset-patched", "cpuset", true, false, "", true},
       {"cpuset-unsteered", "cpuset", false, false, "", false},
       {"cpuset-6.12-unsteered", "cpuset", false, false, "linux-image-6.12-cloud-amd64", false},
+      {"cpuset-shipped", "cpuset", false, false, "", true, false},
+      {"cpuset-6.12-shipped", "cpuset", false, false, "linux-image-6.12-cloud-amd64", true, false},
   };
   return actuators;
 }

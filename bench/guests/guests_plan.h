@@ -39,8 +39,15 @@ struct GuestActuator {
   // The cpuset actuator steers the guest's housekeeping (the agent's
   // default); the `-unsteered` variants turn it off, to measure what it does.
   bool steerHousekeeping = true;
+  // The agents fold on auto hints whatever their kernel class (fold =
+  // "always"), so that folding itself is measured on every kernel; the
+  // `-shipped` variants keep the agent's shipped default (by-evidence), which
+  // on the stock kernels answers auto hints with all CPUs: what a user of
+  // such a guest gets (mode fixed, an explicit policy, still folds).
+  bool agentFoldsAlways = true;
 };
-// cpuset, cpuset-6.12, kernel, cpuset-patched, cpuset-unsteered, cpuset-6.12-unsteered.
+// cpuset, cpuset-6.12, kernel, cpuset-patched, cpuset-unsteered, cpuset-6.12-unsteered,
+// cpuset-shipped, cpuset-6.12-shipped.
 const std::vector<GuestActuator>& guestActuators();
 const GuestActuator* findGuestActuator(const std::string& name);
 

@@ -2,8 +2,10 @@
 # Lab guest payload (lab.run=guests-bench), for vcpufold-bench-guests: the
 # workloads, and the real vcpufold-agent, started and stopped by the host
 # through the control port. Each command prints one line.
-#   /lab/agent start [ACT [unsteered]]  the agent with fold = "always", at its other defaults,
-#                           or with --actuator ACT (and [cpuset] steer_housekeeping = false)
+#   /lab/agent start [ACT [OPTION...]]  the agent with fold = "always", at its other defaults,
+#                           or with --actuator ACT; OPTION unsteered: [cpuset]
+#                           steer_housekeeping = false; shipped-fold: the shipped fold default
+#                           (by-evidence) instead of "always"
 #   /lab/agent stop         (waits until it has unfolded)
 #   /lab/run NAME SIZE      starts workload NAME (hackbench-pipe, hackbench-socket, files,
 #                           compute, compute-folded) in the background (its own session):
@@ -35,12 +37,23 @@ cat >/lab/agent <<'SCRIPT'
 case $1 in
   start)
     [ -s /tmp/gb/agent.pid ] && kill -0 "$(cat /tmp/gb/agent.pid)" 2>/dev/null && { echo running; exit 0; }
+    actuator=$2
+    if [ $# -ge 2 ]; then shift 2; else shift $#; fi
     # The bench measures folding itself on every kernel class, so the agents
     # fold on auto hints whatever their class's default (the evidence behind
-    # that default comes from these figures).
-    printf '[agent]\nfold = "always"\n' >/tmp/gb/agent.toml
-    [ "$3" = unsteered ] && printf '[cpuset]\nsteer_housekeeping = false\n' >>/tmp/gb/agent.toml
-    setsid vcpufold-agent --log-level debug ${2:+--actuator "$2"} --config /tmp/gb/agent.toml >/tmp/gb/agent.log 2>&1 </dev/null &
+    # that default comes from these figures); shipped-fold measures what
+    # that default gives a user instead.
+    fold='fold = "always"'
+    steer=
+    for option in "$@"; do
+      case $option in
+        unsteered) steer='[cpuset]\nsteer_housekeeping = false\n' ;;
+        shipped-fold) fold='# fold: the shipped default' ;;
+        *) echo "unknown agent option $option" >&2; exit 2 ;;
+      esac
+    done
+    printf "[agent]\n%s\n$steer" "$fold" >/tmp/gb/agent.toml
+    setsid vcpufold-agent --log-level debug ${actuator:+--actuator "$actuator"} --config /tmp/gb/agent.toml >/tmp/gb/agent.log 2>&1 </dev/null &
     echo $! >/tmp/gb/agent.pid
     echo started ;;
   stop)

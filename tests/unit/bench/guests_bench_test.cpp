@@ -92,6 +92,17 @@ TEST(GuestsPlan, EachActuatorNamesTheAgentsActuatorAndItsKernel) {
   EXPECT_EQ(findGuestActuator("cpuset-patched")->agentActuator, "cpuset");
   EXPECT_TRUE(findGuestActuator("cpuset-patched")->patchedKernel);
   EXPECT_FALSE(findGuestActuator("cpuset-patched")->targeted);
+  // The shipped fold default on the stock kernels: steered as shipped, no targets; every other variant folds on
+  // auto hints, since the bench measures folding.
+  for (const char* name : {"cpuset-shipped", "cpuset-6.12-shipped"}) {
+    ASSERT_NE(findGuestActuator(name), nullptr) << name;
+    EXPECT_FALSE(findGuestActuator(name)->agentFoldsAlways) << name;
+    EXPECT_TRUE(findGuestActuator(name)->steerHousekeeping) << name;
+    EXPECT_FALSE(findGuestActuator(name)->targeted) << name;
+    EXPECT_FALSE(findGuestActuator(name)->patchedKernel) << name;
+  }
+  EXPECT_EQ(findGuestActuator("cpuset-6.12-shipped")->cloudKernel, "linux-image-6.12-cloud-amd64");
+  EXPECT_TRUE(findGuestActuator("cpuset-6.12")->agentFoldsAlways);
   EXPECT_EQ(findGuestActuator("none"), nullptr);
   for (const auto& actuator : guestActuators()) EXPECT_EQ(findGuestActuator(actuator.name), &actuator);
 }
