@@ -26,6 +26,8 @@ struct GuestLabSpec {
   std::string agentActuator;  // the agents' --actuator (cpuset, kernel); empty: their default (auto)
   bool agentSteersHousekeeping = true;  // false: [cpuset] steer_housekeeping = false
   bool agentFoldsAlways = true;         // false: the agent's shipped fold default, not fold = "always"
+  unsigned agentSampleMs = 0;           // [agent] sample_ms; 0: the agent's default
+  bool agents = true;                   // false: startAgents starts none (hostd alone)
   unsigned vcpus = 4;
   unsigned memoryMiB = 256;
 };
@@ -40,6 +42,7 @@ class GuestLab {
   GuestLab& operator=(const GuestLab&) = delete;
 
   const std::vector<std::string>& names() const { return spec_.names; }
+  bool runsAgents() const { return spec_.agents; }
   // Runs a shell command in guest `index`; throws when it does not answer.
   std::string run(std::size_t index, const std::string& command, int timeoutMs = 60'000);
   std::string kernelRelease();

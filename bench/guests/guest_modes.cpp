@@ -62,7 +62,8 @@ ModeSession::~ModeSession() {
 }
 
 // Until every guest's agent follows hostd: its row of `vcpufold-hostd status`
-// ends in CONTROL "host" (an acknowledged hint, applied).
+// ends in CONTROL "host" (an acknowledged hint, applied). Without agents,
+// until hostd lists every guest (it samples them, with no one to hint).
 void ModeSession::waitUntilAgentsFollow(const std::string& hostdLog) {
   const std::string status = "'" + hostdBinary_ + "' --config '" + config_ + "' status 2>&1";
   std::string last;
@@ -70,7 +71,9 @@ void ModeSession::waitUntilAgentsFollow(const std::string& hostdLog) {
       [&] {
         last = testing::runShell(status);
         for (const auto& name : lab_.names()) {
-          static const std::regex row(R"(^(\S+)\s.*\shost\s*$)");
+          static const std::regex followingRow(R"(^(\S+)\s.*\shost\s*$)");
+          static const std::regex listedRow(R"(^(\S+)\s+\d+\s.*$)");
+          const std::regex& row = lab_.runsAgents() ? followingRow : listedRow;
           bool found = false;
           std::istringstream lines(last);
           for (std::string line; std::getline(lines, line);) {
@@ -83,8 +86,9 @@ void ModeSession::waitUntilAgentsFollow(const std::string& hostdLog) {
       },
       kDecisionWaitMs, 500);
   if (!following)
-    throw std::runtime_error("not every guest's agent followed hostd within " + std::to_string(kDecisionWaitMs / 1000) +
-                             " s; see " + hostdLog + "; status said:\n" + last);
+    throw std::runtime_error(
+        std::string(lab_.runsAgents() ? "not every guest's agent followed hostd" : "hostd did not list every guest") +
+        " within " + std::to_string(kDecisionWaitMs / 1000) + " s; see " + hostdLog + "; status said:\n" + last);
 }
 
 }  // namespace vcpufold::bench

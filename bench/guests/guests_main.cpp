@@ -99,6 +99,8 @@ GuestLabSpec labSpecFor(const Options& options, const GuestActuator& variant, un
   spec.cloudKernel = variant.cloudKernel;
   spec.agentSteersHousekeeping = variant.steerHousekeeping;
   spec.agentFoldsAlways = variant.agentFoldsAlways;
+  spec.agentSampleMs = variant.agentSampleMs;
+  spec.agents = variant.agents;
   if (variant.patchedKernel) {
     spec.kernel = testing::patchedKernelImage();
     if (!std::filesystem::exists(spec.kernel)) missingKernel = spec.kernel;
@@ -138,7 +140,8 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
     const auto hostdStarted = std::chrono::steady_clock::now();
     {
       ModeSession session(lab, planned.mode, settings, hostdLog);
-      if (planned.mode != GuestMode::Unfolded && !actuatorChecked) {
+      // (hostd alone: no agent to check.)
+      if (planned.mode != GuestMode::Unfolded && !actuatorChecked && variant.agents) {
         for (const auto& used : lab.actuatorsInUse())
           if (used != variant.agentActuator)
             throw std::runtime_error("the agents apply hints via " + used + ", not " + variant.agentActuator +
@@ -155,8 +158,9 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
     sample.hintChanges = planned.mode == GuestMode::Unfolded ? 0 : hintChangesAfterSettling(hostdLines);
     // The agents' logs: each hint's arrival, in the guest's clock, which the
     // measured unit's window is in too (its steady-time hint changes).
-    const auto agentLogs = planned.mode == GuestMode::Unfolded ? std::vector<std::string>{}
-                                                               : lab.onEveryGuest("cat /tmp/gb/agent.log", 60'000);
+    const auto agentLogs = planned.mode == GuestMode::Unfolded || !variant.agents
+                               ? std::vector<std::string>{}
+                               : lab.onEveryGuest("cat /tmp/gb/agent.log", 60'000);
     double steadySeconds = 0;
     for (std::size_t guest = 0; guest < agentLogs.size() && guest < logs.size(); ++guest)
       if (const auto window = measuredUnitWindow(logs[guest])) {
@@ -262,10 +266,11 @@ int main(int argc, char** argv) {
                  "when it is not built), cpuset-unsteered and cpuset-6.12-unsteered (the stock kernels with the "
                  "agents' housekeeping steering off: what it does; no targets), cpuset-shipped and cpuset-6.12-shipped "
                  "(the stock kernels with the agents at their shipped fold default, which answers auto hints with "
-                 "all CPUs there: what a user of such a guest gets; mode fixed still folds; no targets) and "
-                 "cpuset-patched (the cpuset actuator "
-                 "on the patched kernel: tells the "
-                 "kernel's part from the actuator's; no targets)")
+                 "all CPUs there: what a user of such a guest gets; mode fixed still folds; no targets), "
+                 "cpuset-shipped-sample-1s and cpuset-hostd-only (cpuset-shipped with the agents sampling "
+                 "runnable tasks once a second, and stock 6.1 with hostd but no agents: what each part of "
+                 "vcpufold's presence costs; no targets), and cpuset-patched (the cpuset actuator on the patched "
+                 "kernel: tells the kernel's part from the actuator's; no targets)")
       ->capture_default_str();
   app.add_option("--guest-args", options.guestArgs,
                  "appended to every guest's kernel command line (e.g. \"mitigations=off\": the stock kernel's "
@@ -322,7 +327,8 @@ int main(int argc, char** argv) {
     if (!findGuestActuator(actuator)) {
       std::fprintf(stderr,
                    "vcpufold-bench-guests: unknown actuator %s (cpuset, cpuset-6.12, kernel, cpuset-patched, "
-                   "cpuset-unsteered, cpuset-6.12-unsteered, cpuset-shipped or cpuset-6.12-shipped)\n",
+                   "cpuset-unsteered, cpuset-6.12-unsteered, cpuset-shipped, cpuset-6.12-shipped, "
+                   "cpuset-shipped-sample-1s or cpuset-hostd-only)\n",
                    actuator.c_str());
       return 2;
     }

@@ -40,6 +40,8 @@ const std::vector<GuestActuator>& guestActuators() {
       {"cpuset-6.12-unsteered", "cpuset", false, false, "linux-image-6.12-cloud-amd64", false},
       {"cpuset-shipped", "cpuset", false, false, "", true, false},
       {"cpuset-6.12-shipped", "cpuset", false, false, "linux-image-6.12-cloud-amd64", true, false},
+      {"cpuset-shipped-sample-1s", "cpuset", false, false, "", true, false, 1000},
+      {"cpuset-hostd-only", "cpuset", false, false, "", true, false, 0, false},
   };
   return actuators;
 }

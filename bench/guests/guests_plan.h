@@ -45,9 +45,14 @@ struct GuestActuator {
   // on the stock kernels answers auto hints with all CPUs: what a user of
   // such a guest gets (mode fixed, an explicit policy, still folds).
   bool agentFoldsAlways = true;
+  // Diagnostic variants that split what vcpufold's presence costs: the
+  // agent's runnable-task sampling period (0: its default, 50 ms), and no
+  // agents at all (hostd alone runs in modes vcpufold and fixed).
+  unsigned agentSampleMs = 0;
+  bool agents = true;
 };
 // cpuset, cpuset-6.12, kernel, cpuset-patched, cpuset-unsteered, cpuset-6.12-unsteered,
-// cpuset-shipped, cpuset-6.12-shipped.
+// cpuset-shipped, cpuset-6.12-shipped, cpuset-shipped-sample-1s, cpuset-hostd-only.
 const std::vector<GuestActuator>& guestActuators();
 const GuestActuator* findGuestActuator(const std::string& name);
 

@@ -5,7 +5,7 @@
 #   /lab/agent start [ACT [OPTION...]]  the agent with fold = "always", at its other defaults,
 #                           or with --actuator ACT; OPTION unsteered: [cpuset]
 #                           steer_housekeeping = false; shipped-fold: the shipped fold default
-#                           (by-evidence) instead of "always"
+#                           (by-evidence) instead of "always"; sample-ms=N: [agent] sample_ms = N
 #   /lab/agent stop         (waits until it has unfolded)
 #   /lab/run NAME SIZE      starts workload NAME (hackbench-pipe, hackbench-socket, files,
 #                           compute, compute-folded) in the background (its own session):
@@ -45,14 +45,16 @@ case $1 in
     # that default gives a user instead.
     fold='fold = "always"'
     steer=
+    sample=
     for option in "$@"; do
       case $option in
         unsteered) steer='[cpuset]\nsteer_housekeeping = false\n' ;;
         shipped-fold) fold='# fold: the shipped default' ;;
+        sample-ms=*) sample="sample_ms = ${option#sample-ms=}" ;;
         *) echo "unknown agent option $option" >&2; exit 2 ;;
       esac
     done
-    printf "[agent]\n%s\n$steer" "$fold" >/tmp/gb/agent.toml
+    printf "[agent]\n%s\n%s\n$steer" "$fold" "$sample" >/tmp/gb/agent.toml
     setsid vcpufold-agent --log-level debug ${actuator:+--actuator "$actuator"} --config /tmp/gb/agent.toml >/tmp/gb/agent.log 2>&1 </dev/null &
     echo $! >/tmp/gb/agent.pid
     echo started ;;

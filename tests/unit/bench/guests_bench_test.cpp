@@ -103,6 +103,20 @@ TEST(GuestsPlan, EachActuatorNamesTheAgentsActuatorAndItsKernel) {
   }
   EXPECT_EQ(findGuestActuator("cpuset-6.12-shipped")->cloudKernel, "linux-image-6.12-cloud-amd64");
   EXPECT_TRUE(findGuestActuator("cpuset-6.12")->agentFoldsAlways);
+  // What the presence of each part costs: the shipped agent sampling once a second, and hostd without agents.
+  ASSERT_NE(findGuestActuator("cpuset-shipped-sample-1s"), nullptr);
+  EXPECT_EQ(findGuestActuator("cpuset-shipped-sample-1s")->agentSampleMs, 1000u);
+  EXPECT_FALSE(findGuestActuator("cpuset-shipped-sample-1s")->agentFoldsAlways);
+  EXPECT_TRUE(findGuestActuator("cpuset-shipped-sample-1s")->agents);
+  ASSERT_NE(findGuestActuator("cpuset-hostd-only"), nullptr);
+  EXPECT_FALSE(findGuestActuator("cpuset-hostd-only")->agents);
+  EXPECT_FALSE(findGuestActuator("cpuset-hostd-only")->targeted);
+  for (const auto& actuator : guestActuators())
+    if (actuator.name != "cpuset-hostd-only")
+      EXPECT_TRUE(actuator.agents) << actuator.name;
+    else
+      EXPECT_EQ(actuator.cloudKernel, "") << "stock 6.1, as cpuset-shipped";
+  EXPECT_EQ(findGuestActuator("cpuset")->agentSampleMs, 0u);
   EXPECT_EQ(findGuestActuator("none"), nullptr);
   for (const auto& actuator : guestActuators()) EXPECT_EQ(findGuestActuator(actuator.name), &actuator);
 }
