@@ -92,8 +92,8 @@ TEST(GuestsPlan, EachActuatorNamesTheAgentsActuatorAndItsKernel) {
   EXPECT_EQ(findGuestActuator("cpuset-patched")->agentActuator, "cpuset");
   EXPECT_TRUE(findGuestActuator("cpuset-patched")->patchedKernel);
   EXPECT_FALSE(findGuestActuator("cpuset-patched")->targeted);
-  // The shipped fold default on the stock kernels: steered as shipped, no targets; every other variant folds on
-  // auto hints, since the bench measures folding.
+  // The shipped fold default on the stock kernels: steered as shipped, no targets; the variants of the
+  // targets fold on auto hints, since the bench measures folding.
   for (const char* name : {"cpuset-shipped", "cpuset-6.12-shipped"}) {
     ASSERT_NE(findGuestActuator(name), nullptr) << name;
     EXPECT_FALSE(findGuestActuator(name)->agentFoldsAlways) << name;
