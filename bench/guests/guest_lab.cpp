@@ -85,15 +85,7 @@ std::string GuestLab::kernelRelease() {
 }
 
 void GuestLab::startAgents() {
-  if (!spec_.agents) return;
-  std::string command =
-      "sh /lab/agent start" + (spec_.agentActuator.empty() ? "" : " " + shellQuoted(spec_.agentActuator));
-  const bool options = !spec_.agentSteersHousekeeping || !spec_.agentFoldsAlways || spec_.agentSampleMs != 0;
-  if (options && spec_.agentActuator.empty()) command += " ''";
-  if (!spec_.agentSteersHousekeeping) command += " unsteered";
-  if (!spec_.agentFoldsAlways) command += " shipped-fold";
-  if (spec_.agentSampleMs != 0) command += " sample-ms=" + std::to_string(spec_.agentSampleMs);
-  onEveryGuest(command, 60'000);
+  if (runsAgents()) onEveryGuest(spec_.agentStartCommand, 60'000);
 }
 
 void GuestLab::stopAgents() {

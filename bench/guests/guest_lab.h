@@ -23,11 +23,9 @@ struct GuestLabSpec {
   std::string cloudKernel;    // that Debian kernel's meta package; empty: linux-image-cloud-amd64 (6.1)
   std::string cpuset;         // host CPUs the guests may run on ("0-1"); empty: any
   std::string kernelArgs;     // appended to the guests' kernel command line (e.g. "mitigations=off")
-  std::string agentActuator;  // the agents' --actuator (cpuset, kernel); empty: their default (auto)
-  bool agentSteersHousekeeping = true;  // false: [cpuset] steer_housekeeping = false
-  bool agentFoldsAlways = true;         // false: the agent's shipped fold default, not fold = "always"
-  unsigned agentSampleMs = 0;           // [agent] sample_ms; 0: the agent's default
-  bool agents = true;                   // false: startAgents starts none (hostd alone)
+  // How the payload starts the agents (agentStartCommand); empty: none
+  // (hostd alone).
+  std::string agentStartCommand = "sh /lab/agent start";
   unsigned vcpus = 4;
   unsigned memoryMiB = 256;
 };
@@ -42,7 +40,7 @@ class GuestLab {
   GuestLab& operator=(const GuestLab&) = delete;
 
   const std::vector<std::string>& names() const { return spec_.names; }
-  bool runsAgents() const { return spec_.agents; }
+  bool runsAgents() const { return !spec_.agentStartCommand.empty(); }
   // Runs a shell command in guest `index`; throws when it does not answer.
   std::string run(std::size_t index, const std::string& command, int timeoutMs = 60'000);
   std::string kernelRelease();

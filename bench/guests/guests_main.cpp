@@ -95,12 +95,8 @@ GuestLabSpec labSpecFor(const Options& options, const GuestActuator& variant, un
   spec.cpuset = cpuset;
   spec.vcpus = options.vcpus;
   spec.kernelArgs = options.guestArgs;
-  spec.agentActuator = variant.agentActuator;
+  spec.agentStartCommand = agentStartCommand(variant);
   spec.cloudKernel = variant.cloudKernel;
-  spec.agentSteersHousekeeping = variant.steerHousekeeping;
-  spec.agentFoldsAlways = variant.agentFoldsAlways;
-  spec.agentSampleMs = variant.agentSampleMs;
-  spec.agents = variant.agents;
   if (variant.patchedKernel) {
     spec.kernel = testing::patchedKernelImage();
     if (!std::filesystem::exists(spec.kernel)) missingKernel = spec.kernel;

@@ -52,6 +52,19 @@ const GuestActuator* findGuestActuator(const std::string& name) {
   return nullptr;
 }
 
+std::string agentStartCommand(const GuestActuator& variant) {
+  if (!variant.agents) return "";
+  // The table's actuator names are single words (cpuset, kernel): no quoting
+  // beyond the empty one, which keeps the options in their place.
+  std::string options;
+  if (!variant.steerHousekeeping) options += " unsteered";
+  if (!variant.agentFoldsAlways) options += " shipped-fold";
+  if (variant.agentSampleMs != 0) options += " sample-ms=" + std::to_string(variant.agentSampleMs);
+  const std::string actuator =
+      variant.agentActuator.empty() ? (options.empty() ? "" : " ''") : " " + variant.agentActuator;
+  return "sh /lab/agent start" + actuator + options;
+}
+
 const char* guestModeName(GuestMode mode) {
   switch (mode) {
     case GuestMode::Unfolded:

@@ -55,6 +55,10 @@ struct GuestActuator {
 // cpuset-shipped, cpuset-6.12-shipped, cpuset-shipped-sample-1s, cpuset-hostd-only.
 const std::vector<GuestActuator>& guestActuators();
 const GuestActuator* findGuestActuator(const std::string& name);
+// The guest payload's command that starts a variant's agents (`/lab/agent
+// start [ACT [OPTION...]]`, tests/lab/guest/guests-bench.sh); empty for a
+// variant without agents.
+std::string agentStartCommand(const GuestActuator& variant);
 
 enum class GuestMode { Unfolded, Vcpufold, Fixed };
 inline constexpr GuestMode kGuestModes[] = {GuestMode::Unfolded, GuestMode::Vcpufold, GuestMode::Fixed};

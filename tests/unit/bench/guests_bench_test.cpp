@@ -117,6 +117,21 @@ TEST(GuestsPlan, EachActuatorNamesTheAgentsActuatorAndItsKernel) {
     else
       EXPECT_EQ(actuator.cloudKernel, "") << "stock 6.1, as cpuset-shipped";
   EXPECT_EQ(findGuestActuator("cpuset")->agentSampleMs, 0u);
+}
+
+TEST(GuestsPlan, EachVariantStartsItsAgentsWithItsOptions) {
+  EXPECT_EQ(agentStartCommand(*findGuestActuator("cpuset")), "sh /lab/agent start cpuset");
+  EXPECT_EQ(agentStartCommand(*findGuestActuator("kernel")), "sh /lab/agent start kernel");
+  EXPECT_EQ(agentStartCommand(*findGuestActuator("cpuset-6.12-unsteered")), "sh /lab/agent start cpuset unsteered");
+  EXPECT_EQ(agentStartCommand(*findGuestActuator("cpuset-6.12-shipped")), "sh /lab/agent start cpuset shipped-fold");
+  EXPECT_EQ(agentStartCommand(*findGuestActuator("cpuset-shipped-sample-1s")),
+            "sh /lab/agent start cpuset shipped-fold sample-ms=1000");
+  EXPECT_EQ(agentStartCommand(*findGuestActuator("cpuset-hostd-only")), "") << "hostd alone starts no agent";
+  // The agent's own actuator choice, with an option: the empty actuator keeps its place.
+  GuestActuator automatic{"auto", "", false, false, "", false};
+  EXPECT_EQ(agentStartCommand(automatic), "sh /lab/agent start '' unsteered");
+  automatic.steerHousekeeping = true;
+  EXPECT_EQ(agentStartCommand(automatic), "sh /lab/agent start");
   EXPECT_EQ(findGuestActuator("none"), nullptr);
   for (const auto& actuator : guestActuators()) EXPECT_EQ(findGuestActuator(actuator.name), &actuator);
 }
