@@ -2,6 +2,7 @@
 #include "fold_without_vcpufold.h"
 
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace vcpufold::bench {
@@ -29,6 +30,16 @@ std::string figureText(const PairedFigure& figure) {
   return ratioText(figure.ratio) + " | " + std::to_string(figure.below) + " of " + std::to_string(figure.ratio.samples);
 }
 
+// The compute-folded-N workloads among the repetitions' measurements, by name.
+std::set<std::string> widerFoldWorkloads(const std::map<std::string, Repetition>& repetitions) {
+  static const std::string prefix = "compute-folded-";
+  std::set<std::string> names;
+  for (const auto& [pair, measured] : repetitions)
+    for (const auto& [key, throughput] : measured)
+      if (key.first.rfind(prefix, 0) == 0) names.insert(key.first);
+  return names;
+}
+
 }  // namespace
 
 std::vector<FoldWithoutVcpufold> foldWithoutVcpufold(const std::vector<PairedMeasurement>& measurements) {
@@ -44,11 +55,19 @@ std::vector<FoldWithoutVcpufold> foldWithoutVcpufold(const std::vector<PairedMea
   std::vector<FoldWithoutVcpufold> rows;
   for (const auto& actuator : order) {
     const auto& repetitions = byActuator[actuator];
-    FoldWithoutVcpufold row{actuator, paired(repetitions, vcpufoldFold, spread), paired(repetitions, plain, spread),
-                            paired(repetitions, vcpufoldFold, plain), paired(repetitions, plainBeside, plain)};
+    FoldWithoutVcpufold row{actuator,
+                            paired(repetitions, vcpufoldFold, spread),
+                            paired(repetitions, plain, spread),
+                            paired(repetitions, vcpufoldFold, plain),
+                            paired(repetitions, plainBeside, plain),
+                            {}};
     if (row.vcpufoldFoldOverSpread.ratio.samples == 0 || row.plainFoldOverSpread.ratio.samples == 0 ||
         row.plainBesideVcpufold.ratio.samples == 0)
       continue;
+    for (const auto& workload : widerFoldWorkloads(repetitions)) {
+      const PairedFigure figure = paired(repetitions, {workload, "unfolded"}, spread);
+      if (figure.ratio.samples > 0) row.widerFoldsOverSpread.emplace_back(workload, figure);
+    }
     rows.push_back(row);
   }
   return rows;
@@ -68,6 +87,10 @@ std::string renderFoldWithoutVcpufold(const std::vector<FoldWithoutVcpufold>& ro
         << "workload's own | " << figureText(row.vcpufoldFoldOverPlain) << " |\n";
     out << "| " << name << " | compute-folded: fixed / unfolded | the workload's own fold with vcpufold's "
         << "agents and hostd running beside it, against it alone | " << figureText(row.plainBesideVcpufold) << " |\n";
+    for (const auto& [workload, figure] : row.widerFoldsOverSpread)
+      out << "| " << name << " | " << workload << " unfolded / compute unfolded | the workload's own fold onto "
+          << workload.substr(workload.rfind('-') + 1) << " vCPUs, no vcpufold, against spread | " << figureText(figure)
+          << " |\n";
   }
   return out.str();
 }

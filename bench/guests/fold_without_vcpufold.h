@@ -7,6 +7,7 @@
 // (unit-tested); the report and `--pool` both read it.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "statistics.h"
@@ -34,6 +35,9 @@ struct FoldWithoutVcpufold {
   PairedFigure plainFoldOverSpread;     // compute-folded unfolded / compute unfolded
   PairedFigure vcpufoldFoldOverPlain;   // compute fixed / compute-folded unfolded
   PairedFigure plainBesideVcpufold;     // compute-folded: fixed / unfolded
+  // compute-folded-N unfolded / compute unfolded, for each such workload the
+  // run measured: the workload's own fold onto N vCPUs against spread.
+  std::vector<std::pair<std::string, PairedFigure>> widerFoldsOverSpread;
 };
 
 // One row per actuator that measured compute and compute-folded in modes

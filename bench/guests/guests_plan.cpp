@@ -20,6 +20,11 @@ const std::vector<GuestWorkload>& guestWorkloads() {
       // tells the fold's own cost from what the agent and hostd add to it.
       {"compute-folded", 40000, "compute",
        "the compute unit with its 4 loops in a cpuset of vCPU 0 that the workload makes itself (no vcpufold)"},
+      // The same fold onto 2 vCPUs: whether the fold's cost depends on how
+      // many vCPU threads stay busy on the host (3 guests folded to 1 vCPU
+      // each leave 3 busy threads on 2 pCPUs; folded to 2, 6).
+      {"compute-folded-2", 40000, "compute",
+       "the compute unit with its 4 loops in a cpuset of vCPUs 0-1 that the workload makes itself (no vcpufold)"},
   };
   return workloads;
 }

@@ -283,7 +283,8 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
   if (!fold.empty())
     out << "##### The fold without vcpufold\n\nThe `compute-folded` workload is the compute unit with its loops "
            "folded into a cpuset of vCPU 0 by the workload itself, with no agent and no hostd (in mode "
-           "unfolded); in mode fixed vcpufold's agents and hostd run beside it, folded to the same vCPU. Paired "
+           "unfolded), and `compute-folded-N` the same onto vCPUs 0 to N-1; in mode fixed vcpufold's agents and hostd "
+           "run beside it, folded to the same vCPU. Paired "
            "per repetition across the two workloads:\n\n"
         << fold << "\n";
 

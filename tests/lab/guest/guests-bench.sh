@@ -8,7 +8,7 @@
 #                           (by-evidence) instead of "always"; sample-ms=N: [agent] sample_ms = N
 #   /lab/agent stop         (waits until it has unfolded)
 #   /lab/run NAME SIZE      starts workload NAME (hackbench-pipe, hackbench-socket, files,
-#                           compute, compute-folded) in the background (its own session):
+#                           compute, compute-folded, compute-folded-N) in the background (its own session):
 #                           units of SIZE back to back until stopped, each one's start
 #                           and end (uptime, s) a line of /tmp/gb/units
 #   /lab/wait N             returns once N units have ended ("done"), or one failed
@@ -91,13 +91,17 @@ case $1 in
       (i=0; while [ $i -lt "$size" ]; do i=$((i + 1)); done) &
     done
     wait ;;
-  # The same loops folded by the workload itself into a cpuset of CPU 0 (no
-  # vcpufold): what folding costs without the agent, hostd or the steering.
-  compute-folded)
+  # The same loops folded by the workload itself into a cpuset of CPU 0, or
+  # of CPUs 0 to N-1 for compute-folded-N (no vcpufold): what folding costs
+  # without the agent, hostd or the steering, and how it depends on how many
+  # vCPUs stay busy.
+  compute-folded|compute-folded-*)
+    cpus=0
+    case $1 in compute-folded-*) cpus="0-$((${1#compute-folded-} - 1))" ;; esac
     echo +cpuset >/sys/fs/cgroup/lab.keep/cgroup.subtree_control
-    mkdir -p /sys/fs/cgroup/lab.keep/fold0
-    echo 0 >/sys/fs/cgroup/lab.keep/fold0/cpuset.cpus
-    echo $$ >/sys/fs/cgroup/lab.keep/fold0/cgroup.procs
+    mkdir -p "/sys/fs/cgroup/lab.keep/$1"
+    echo "$cpus" >"/sys/fs/cgroup/lab.keep/$1/cpuset.cpus"
+    echo $$ >"/sys/fs/cgroup/lab.keep/$1/cgroup.procs"
     for task in 1 2 3 4; do
       (i=0; while [ $i -lt "$size" ]; do i=$((i + 1)); done) &
     done

@@ -47,6 +47,28 @@ TEST(FoldWithoutVcpufold, TellsTheFoldsOwnCostFromWhatVcpufoldAddsPairedPerRepet
   EXPECT_NE(table.find("| 4 of 4 |"), std::string::npos) << table;
 }
 
+TEST(FoldWithoutVcpufold, AWiderFoldIsSetAgainstSpreadInItsOwnRepetition) {
+  auto measurements = plantedRun();
+  EXPECT_TRUE(foldWithoutVcpufold(measurements)[0].widerFoldsOverSpread.empty());
+  const double drift[] = {1.0, 1.3, 0.7, 1.1};
+  for (unsigned repetition = 0; repetition < 4; ++repetition)
+    measurements.push_back(
+        {"cpuset-6.12", "compute-folded-2", "unfolded", std::to_string(repetition + 1), 0.97 * drift[repetition]});
+  const auto rows = foldWithoutVcpufold(measurements);
+  ASSERT_EQ(rows.size(), 1U);
+  ASSERT_EQ(rows[0].widerFoldsOverSpread.size(), 1U);
+  EXPECT_EQ(rows[0].widerFoldsOverSpread[0].first, "compute-folded-2");
+  const Estimate& ratio = rows[0].widerFoldsOverSpread[0].second.ratio;
+  EXPECT_EQ(ratio.samples, 4U);
+  EXPECT_NEAR(ratio.median, 0.97, 1e-9);
+  EXPECT_NEAR(ratio.low, 0.97, 1e-9);
+  EXPECT_NEAR(ratio.high, 0.97, 1e-9);
+  const std::string table = renderFoldWithoutVcpufold(rows);
+  EXPECT_NE(table.find("| compute-folded-2 unfolded / compute unfolded | the workload's own fold onto 2 vCPUs"),
+            std::string::npos)
+      << table;
+}
+
 TEST(FoldWithoutVcpufold, PairsOnlyMeasurementsOfTheSameRepetition) {
   auto measurements = plantedRun();
   // A repetition that measured compute-folded but lost its spread compute

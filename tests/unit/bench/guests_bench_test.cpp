@@ -70,6 +70,8 @@ TEST(GuestsPlan, ModesAndWorkloadsAreKnownByName) {
   // The fold without vcpufold is compared with compute's modes: the same unit.
   ASSERT_NE(findGuestWorkload("compute-folded"), nullptr);
   EXPECT_EQ(findGuestWorkload("compute-folded")->size, findGuestWorkload("compute")->size);
+  ASSERT_NE(findGuestWorkload("compute-folded-2"), nullptr);
+  EXPECT_EQ(findGuestWorkload("compute-folded-2")->size, findGuestWorkload("compute")->size);
 }
 
 TEST(GuestsPlan, EachActuatorNamesTheAgentsActuatorAndItsKernel) {
