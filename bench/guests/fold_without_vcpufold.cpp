@@ -65,8 +65,10 @@ std::vector<FoldWithoutVcpufold> foldWithoutVcpufold(const std::vector<PairedMea
         row.plainBesideVcpufold.ratio.samples == 0)
       continue;
     for (const auto& workload : widerFoldWorkloads(repetitions)) {
-      const PairedFigure figure = paired(repetitions, {workload, "unfolded"}, spread);
-      if (figure.ratio.samples > 0) row.widerFoldsOverSpread.emplace_back(workload, figure);
+      const Key wider{workload, "unfolded"};
+      FoldWithoutVcpufold::WiderFold fold{workload, paired(repetitions, wider, spread),
+                                          paired(repetitions, wider, plain)};
+      if (fold.overSpread.ratio.samples > 0) row.widerFolds.push_back(fold);
     }
     rows.push_back(row);
   }
@@ -87,10 +89,13 @@ std::string renderFoldWithoutVcpufold(const std::vector<FoldWithoutVcpufold>& ro
         << "workload's own | " << figureText(row.vcpufoldFoldOverPlain) << " |\n";
     out << "| " << name << " | compute-folded: fixed / unfolded | the workload's own fold with vcpufold's "
         << "agents and hostd running beside it, against it alone | " << figureText(row.plainBesideVcpufold) << " |\n";
-    for (const auto& [workload, figure] : row.widerFoldsOverSpread)
-      out << "| " << name << " | " << workload << " unfolded / compute unfolded | the workload's own fold onto "
-          << workload.substr(workload.rfind('-') + 1) << " vCPUs, no vcpufold, against spread | " << figureText(figure)
-          << " |\n";
+    for (const auto& fold : row.widerFolds) {
+      const std::string vcpus = fold.workload.substr(fold.workload.rfind('-') + 1);
+      out << "| " << name << " | " << fold.workload << " unfolded / compute unfolded | the workload's own fold onto "
+          << vcpus << " vCPUs, no vcpufold, against spread | " << figureText(fold.overSpread) << " |\n";
+      out << "| " << name << " | " << fold.workload << " unfolded / compute-folded unfolded | the workload's own fold "
+          << "onto " << vcpus << " vCPUs against its fold onto vCPU 0 | " << figureText(fold.overOneVcpu) << " |\n";
+    }
   }
   return out.str();
 }

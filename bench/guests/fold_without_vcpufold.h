@@ -7,7 +7,6 @@
 // (unit-tested); the report and `--pool` both read it.
 
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "statistics.h"
@@ -35,9 +34,15 @@ struct FoldWithoutVcpufold {
   PairedFigure plainFoldOverSpread;     // compute-folded unfolded / compute unfolded
   PairedFigure vcpufoldFoldOverPlain;   // compute fixed / compute-folded unfolded
   PairedFigure plainBesideVcpufold;     // compute-folded: fixed / unfolded
-  // compute-folded-N unfolded / compute unfolded, for each such workload the
-  // run measured: the workload's own fold onto N vCPUs against spread.
-  std::vector<std::pair<std::string, PairedFigure>> widerFoldsOverSpread;
+  // For each compute-folded-N workload the run measured in mode unfolded:
+  // the workload's own fold onto N vCPUs against spread, and against its
+  // fold onto vCPU 0 alone.
+  struct WiderFold {
+    std::string workload;
+    PairedFigure overSpread;   // compute-folded-N unfolded / compute unfolded
+    PairedFigure overOneVcpu;  // compute-folded-N unfolded / compute-folded unfolded
+  };
+  std::vector<WiderFold> widerFolds;
 };
 
 // One row per actuator that measured compute and compute-folded in modes

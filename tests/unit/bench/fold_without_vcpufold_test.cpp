@@ -47,24 +47,33 @@ TEST(FoldWithoutVcpufold, TellsTheFoldsOwnCostFromWhatVcpufoldAddsPairedPerRepet
   EXPECT_NE(table.find("| 4 of 4 |"), std::string::npos) << table;
 }
 
-TEST(FoldWithoutVcpufold, AWiderFoldIsSetAgainstSpreadInItsOwnRepetition) {
+TEST(FoldWithoutVcpufold, AWiderFoldIsSetAgainstSpreadAndAgainstTheFoldOntoOneVcpuInItsOwnRepetition) {
   auto measurements = plantedRun();
-  EXPECT_TRUE(foldWithoutVcpufold(measurements)[0].widerFoldsOverSpread.empty());
+  EXPECT_TRUE(foldWithoutVcpufold(measurements)[0].widerFolds.empty());
   const double drift[] = {1.0, 1.3, 0.7, 1.1};
   for (unsigned repetition = 0; repetition < 4; ++repetition)
     measurements.push_back(
         {"cpuset-6.12", "compute-folded-2", "unfolded", std::to_string(repetition + 1), 0.97 * drift[repetition]});
   const auto rows = foldWithoutVcpufold(measurements);
   ASSERT_EQ(rows.size(), 1U);
-  ASSERT_EQ(rows[0].widerFoldsOverSpread.size(), 1U);
-  EXPECT_EQ(rows[0].widerFoldsOverSpread[0].first, "compute-folded-2");
-  const Estimate& ratio = rows[0].widerFoldsOverSpread[0].second.ratio;
-  EXPECT_EQ(ratio.samples, 4U);
-  EXPECT_NEAR(ratio.median, 0.97, 1e-9);
-  EXPECT_NEAR(ratio.low, 0.97, 1e-9);
-  EXPECT_NEAR(ratio.high, 0.97, 1e-9);
+  ASSERT_EQ(rows[0].widerFolds.size(), 1U);
+  EXPECT_EQ(rows[0].widerFolds[0].workload, "compute-folded-2");
+  const Estimate& overSpread = rows[0].widerFolds[0].overSpread.ratio;
+  EXPECT_EQ(overSpread.samples, 4U);
+  EXPECT_NEAR(overSpread.median, 0.97, 1e-9);
+  EXPECT_NEAR(overSpread.low, 0.97, 1e-9);
+  EXPECT_NEAR(overSpread.high, 0.97, 1e-9);
+  // Against the fold onto vCPU 0 (0.9 of spread in the planted run).
+  const Estimate& overOneVcpu = rows[0].widerFolds[0].overOneVcpu.ratio;
+  EXPECT_EQ(overOneVcpu.samples, 4U);
+  EXPECT_NEAR(overOneVcpu.median, 0.97 / 0.9, 1e-9);
+  EXPECT_EQ(rows[0].widerFolds[0].overOneVcpu.below, 0U);
   const std::string table = renderFoldWithoutVcpufold(rows);
   EXPECT_NE(table.find("| compute-folded-2 unfolded / compute unfolded | the workload's own fold onto 2 vCPUs"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("| compute-folded-2 unfolded / compute-folded unfolded | the workload's own fold onto 2 "
+                       "vCPUs against its fold onto vCPU 0 | 1.08 [1.08, 1.08] | 0 of 4 |"),
             std::string::npos)
       << table;
 }
