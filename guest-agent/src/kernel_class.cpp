@@ -60,12 +60,13 @@ ClassEvidence evidenceFor(KernelClass kernelClass) {
     case KernelClass::Stock66AndLater:
       // Shown losing in dd0b21b (compute 0.88 [0.81, 0.99]); since then every
       // run's compute interval has reached 1 (four of seven by 2% or less), while
-      // 30 of the 42 paired repetitions of those seven runs are below 1: pooled,
-      // the loss is shown (the rule's second clause). Not folded until two
-      // runs in a row and the pool show none.
+      // 40 of the 58 paired repetitions of the page's nine runs are below 1:
+      // pooled, the loss is shown (the rule's second clause). The last two
+      // (63a40ed) show none; not folded until two runs in a row and the pool
+      // show none.
       return {false,
-              "stock 6.12, cpuset actuator: compute 0.88 [0.79, 0.93] of unfolded over the 42 paired "
-              "repetitions of seven runs (0.89 [0.80, 1.01] in the last, of 12), hackbench 1.48 [1.40, 1.65]"};
+              "stock 6.12, cpuset actuator: compute 0.90 [0.86, 0.94] of unfolded over the 58 paired "
+              "repetitions of nine runs (1.03 [0.90, 1.14] in the last, of 8), hackbench 1.48 [1.40, 1.65]"};
     case KernelClass::Unknown:
       break;
   }

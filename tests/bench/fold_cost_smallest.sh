@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # vcpufold-bench-guests' two side tools (label e2e, with the guests):
 #   --pool: the page's pooled stock 6.12 compute figure recomputes from the
-#           committed CSVs (docs/performance.md, "seven runs pooled");
+#           committed CSVs (docs/performance.md, "nine runs pooled");
 #   --fold-cost: the probe in its smallest configuration (one stock 6.1 guest
 #           on host CPU 0, two pairs) writes its CSV and table (two pairs show
 #           nothing, so the figures are not judged).
@@ -20,10 +20,10 @@ fail() {
 data=$source_dir/docs/data
 runs=$data/guests-runs-aaf159e.csv,$data/guests-runs.csv,$data/guests-compute-44d46dc-runs.csv
 runs+=,$data/guests-compute-ce16a5b-runs.csv,$data/guests-host-busy-1-runs.csv,$data/guests-host-busy-2-runs.csv
-runs+=,$data/guests-compute-12rep-62d6ae5-runs.csv
+runs+=,$data/guests-compute-12rep-62d6ae5-runs.csv,$data/guests-fold-onto-2-a-runs.csv,$data/guests-fold-onto-2-b-runs.csv
 "$bench" --pool "$runs" >"$work/out.log" 2>&1 || fail "--pool failed"
 # shellcheck disable=SC2016 # the backticks are the table's markdown
-grep -q '^| `cpuset-6.12` | compute | 7 | 42 | 0.88 \[0.79, 0.93\] | 30 | 0.80 \[0.78, 0.88\] |$' "$work/out.log" ||
+grep -q '^| `cpuset-6.12` | compute | 9 | 58 | 0.90 \[0.86, 0.94\] | 40 | 0.87 \[0.80, 0.92\] |$' "$work/out.log" ||
   fail "the pooled stock 6.12 compute row is not the page's"
 grep -q 'guests-runs.csv' "$work/out.log" || fail "the pooled table does not name its sources"
 if "$bench" --pool "$data/does-not-exist.csv" >"$work/missing.log" 2>&1; then
