@@ -285,7 +285,7 @@ std::string renderGuestsReport(const GuestsReportInput& input) {
            "folded into a cpuset of vCPU 0 by the workload itself, with no agent and no hostd (in mode "
            "unfolded), and `compute-folded-N` the same onto vCPUs 0 to N-1; in mode fixed vcpufold's agents and hostd "
            "run beside it, folded to the same vCPU. Paired "
-           "per repetition across the two workloads:\n\n"
+           "per repetition across the workloads:\n\n"
         << fold << "\n";
 
   const std::string where = renderWhereTable(input.where, input.fixedVcpus);
