@@ -96,8 +96,9 @@ int AgentDaemon::run() {
   }
 
   // After the signals are blocked: the thread inherits the mask.
-  deferredWork_ = std::make_unique<DeferredWorkThread>(
-      *parts_.actuator, actuatorMutex_, [this](const Expected<ApplyResult>& done) { reportDeferredWork(done); });
+  actuatorThread_ = std::make_unique<ActuatorThread>(
+      *parts_.actuator,
+      [this](const CpuSet& fold, const Expected<ApplyResult>& done) { reportDeferredWork(fold, done); });
 
   // Pinged from this loop at half of WatchdogSec=, whatever interval_ms and
   // sample_ms are: the loop wakes for the ping when nothing else wakes it.
@@ -115,6 +116,7 @@ int AgentDaemon::run() {
     if (watchdog) wakeAt = std::min(wakeAt, lastPing + pingEvery);
     std::vector<pollfd> fds = parts_.transport->pollFds(now, wakeAt);
     const std::size_t transportFds = fds.size();
+    fds.push_back(pollfd{actuatorThread_->changeDoneFd(), POLLIN, 0});
     fds.push_back(pollfd{signalFd_, POLLIN, 0});
     // Rounded up: a wake-up before the deadline would only poll again.
     const auto untilWake = std::chrono::ceil<std::chrono::milliseconds>(wakeAt - now).count();
@@ -141,6 +143,9 @@ int AgentDaemon::run() {
       lastPing = monotonicNow();
     }
     const MonotonicTime after = monotonicNow();
+    // A change answered before the kernel had made it has ended (or, without
+    // an eventfd, may have: the outcome is taken without waiting).
+    if (changeInFlight_ && (fds[transportFds].fd < 0 || (fds[transportFds].revents & POLLIN))) onChangeEnded(after);
     std::vector<TransportEvent> events;
     parts_.transport->service(std::vector<pollfd>(fds.begin(), fds.begin() + static_cast<long>(transportFds)), after,
                               events);
@@ -156,8 +161,8 @@ int AgentDaemon::run() {
   }
 
   sd_notify(0, "STOPPING=1");
-  deferredWork_->stop();  // a running slice ends first: nothing folds after the unfold below
-  deferredWork_.reset();
+  actuatorThread_->stop();  // a running step ends first: nothing folds after the unfold below
+  actuatorThread_.reset();
   auto restored = parts_.actuator->restore();
   if (!restored) {
     log.error("unfold failed: {}", restored.error().message);
@@ -262,22 +267,23 @@ void AgentDaemon::onHint(const protocol::Hint& hint, MonotonicTime now) {
   }
   apply(controller_.onHint(hint, now), now, hint.seq);
   // Monotonic time, so a latency measurement can line this up with hostd's log.
-  parts_.log->debug("hint seq {} ({} vCPUs) received at {:.3f} ms, applied in {:.3f} ms", hint.seq, hint.vcpus,
+  parts_.log->debug("hint seq {} ({} vCPUs) received at {:.3f} ms, {} in {:.3f} ms", hint.seq, hint.vcpus,
                     monotonicMsOf(received),
+                    changeInFlight_ ? "answered with the CPUs in force (a change is being made)" : "applied",
                     std::chrono::duration<double, std::milli>(monotonicNow() - received).count());
 }
 
-void AgentDaemon::reportDeferredWork(const Expected<ApplyResult>& done) {
+void AgentDaemon::reportDeferredWork(const CpuSet& fold, const Expected<ApplyResult>& done) {
   if (!done)
-    parts_.log->warn("finishing the fold onto {}: {}", protocol::formatCpuList(applied_), done.error().message);
+    parts_.log->warn("finishing the fold onto {}: {}", protocol::formatCpuList(fold), done.error().message);
   else if (done->changed)
-    parts_.log->info("finishing the fold onto {} via {}: {}", protocol::formatCpuList(applied_),
+    parts_.log->info("finishing the fold onto {} via {}: {}", protocol::formatCpuList(fold),
                      protocol::actuatorName(parts_.actuator->kind()), done->detail);
 }
 
 void AgentDaemon::onSample(MonotonicTime now) {
   // What a fold left for after its answer, a slice per sample, off this loop.
-  if (deferredWork_) deferredWork_->requestSlice();
+  if (actuatorThread_) actuatorThread_->requestSlice();
   // /proc/loadavg, not /proc/stat: the same count of runnable tasks, for a
   // fraction of the kernel's work, many times a second (proc_loadavg.h).
   auto text = parts_.fs.readFile(paths::kProcLoadavg);
@@ -320,7 +326,7 @@ void AgentDaemon::reload() {
     // Each thread's nice is its own: this loop's here, the deferred work's on its thread.
     if (auto raised = setOwnNice(applied.nice); !raised)
       log.warn("SIGHUP: {} (agent.nice); the agent keeps nice {}", raised.error().message, ownNice());
-    if (deferredWork_) deferredWork_->setNice(applied.nice);
+    if (actuatorThread_) actuatorThread_->setNice(applied.nice);
   }
   const auto declined = autoFoldDeclined(parts_.kernelClass, applied.foldDefault);
   const bool declineChanged = declined.has_value() != parts_.autoFoldDeclined.has_value();
@@ -361,7 +367,7 @@ void AgentDaemon::checkHotplug(MonotonicTime now) {
   apply(controller_.onTopologyChange(PlacementPlan(parts_.topology)), now, std::nullopt);
   // The host learns the new online set (its ack checks use it).
   sendHello(now);
-  if (leaseSeq) send(protocol::Ack{*leaseSeq, applied_, parts_.actuator->kind()});
+  if (leaseSeq) answerWithCpusInForce(*leaseSeq, parts_.actuator->kind());
 }
 
 void AgentDaemon::onInterval(MonotonicTime now) {
@@ -410,28 +416,79 @@ void AgentDaemon::writeMetricsTextfile(MonotonicTime now, bool running) {
 void AgentDaemon::apply(const FoldDecision& decision, MonotonicTime now, std::optional<std::uint64_t> ackSeq,
                         std::optional<protocol::Actuator> ackActuator) {
   auto& log = *parts_.log;
-  if (decision.cpus == applied_ && decision.control == appliedControl_ &&
-      !recheck_.due(decision.cpus, decision.control, now,
-                    std::chrono::milliseconds(kQuietPassesEvery * parts_.config.intervalMs))) {
-    // In place at the last pass, which found nothing to put back (fold_recheck.h).
-    if (ackSeq) send(protocol::Ack{*ackSeq, applied_, ackActuator.value_or(parts_.actuator->kind())});
+  const protocol::Actuator answerAs = ackActuator.value_or(parts_.actuator->kind());
+  if (changeInFlight_) {
+    // The kernel is still making the last change: nothing else starts before
+    // it ends (the kernel would order the writes all the same). The answer is
+    // what is in force; the change that ends owes this hint its own.
+    ChangeInFlight owing{decision, ackSeq, answerAs, now};
+    if (decision.cpus == changeInFlight_->decision.cpus && decision.control == changeInFlight_->decision.control) {
+      changeNext_.reset();
+      if (ackSeq) {
+        changeInFlight_->owedAckSeq = ackSeq;
+        changeInFlight_->owedAckActuator = answerAs;
+      }
+    } else {
+      changeNext_ = owing;
+    }
+    if (ackSeq) answerWithCpusInForce(*ackSeq, answerAs);
     return;
   }
-  std::unique_lock actuatorLock(actuatorMutex_, std::try_to_lock);
-  if (!actuatorLock.owns_lock()) {
-    if (decision.cpus == applied_ && decision.control == appliedControl_) {
-      // The slice running now finishes this very fold: the answer (a lease
-      // renewed, the interval's check) need not wait for the guest's kernel.
-      log.debug("{} answered while the fold's deferred work runs",
-                ackSeq ? "hint seq " + std::to_string(*ackSeq) : std::string("the interval's check"));
-      if (ackSeq) send(protocol::Ack{*ackSeq, applied_, ackActuator.value_or(parts_.actuator->kind())});
-      return;
-    }
-    actuatorLock.lock();  // a change waits: the kernel would order the writes all the same
+  const bool inPlace = decision.cpus == applied_ && decision.control == appliedControl_;
+  if (inPlace && !recheck_.due(decision.cpus, decision.control, now,
+                               std::chrono::milliseconds(kQuietPassesEvery * parts_.config.intervalMs))) {
+    // In place at the last pass, which found nothing to put back (fold_recheck.h).
+    if (ackSeq) send(protocol::Ack{*ackSeq, applied_, answerAs});
+    return;
   }
-  const bool unfolded = decision.cpus == parts_.topology.online;
-  auto result = unfolded ? parts_.actuator->release(now) : parts_.actuator->apply(decision.cpus, now);
-  if (deferredWork_ && parts_.actuator->hasDeferredWork()) deferredWork_->workAdded();
+  if (!actuatorThread_) {
+    // Before the loop runs (or after it stopped): the actuator is this thread's.
+    const bool unfolded = decision.cpus == parts_.topology.online;
+    finishChange(decision, unfolded ? parts_.actuator->release(now) : parts_.actuator->apply(decision.cpus, now), now,
+                 ackSeq, answerAs);
+    return;
+  }
+  if (inPlace && actuatorThread_->busy()) {
+    // The slice running now finishes this very fold: the answer (a lease
+    // renewed, the interval's check) need not wait for the guest's kernel.
+    log.debug("{} answered while the fold's deferred work runs",
+              ackSeq ? "hint seq " + std::to_string(*ackSeq) : std::string("the interval's check"));
+    if (ackSeq) send(protocol::Ack{*ackSeq, applied_, answerAs});
+    return;
+  }
+  actuatorThread_->startChange(decision.cpus, decision.cpus == parts_.topology.online);
+  auto ended = actuatorThread_->awaitChange(kAnswerWithin);
+  if (ended) {
+    finishChange(decision, *ended, now, ackSeq, answerAs);
+    return;
+  }
+  changeInFlight_ = ChangeInFlight{decision, ackSeq, answerAs, now};
+  log.info("the guest's kernel has not made the change to {} within {} ms; {}, the change goes on",
+           protocol::formatCpuList(decision.cpus), kAnswerWithin.count(),
+           ackSeq ? "hint seq " + std::to_string(*ackSeq) + " answered with the CPUs in force (" +
+                        protocol::formatCpuList(applied_) + ", actuator none) and again once it is made"
+                  : std::string("nothing to answer"));
+  if (ackSeq) answerWithCpusInForce(*ackSeq, answerAs);
+}
+
+void AgentDaemon::onChangeEnded(MonotonicTime now) {
+  auto ended = actuatorThread_->awaitChange(std::chrono::milliseconds(0));
+  if (!ended) return;
+  const ChangeInFlight change = *std::exchange(changeInFlight_, std::nullopt);
+  parts_.log->info("the change to {} ended after {:.0f} ms", protocol::formatCpuList(change.decision.cpus),
+                   std::chrono::duration<double, std::milli>(monotonicNow() - change.startedAt).count());
+  finishChange(change.decision, *ended, now, change.owedAckSeq, change.owedAckActuator);
+  if (auto next = std::exchange(changeNext_, std::nullopt))
+    apply(next->decision, now, next->owedAckSeq, next->owedAckActuator);
+}
+
+void AgentDaemon::answerWithCpusInForce(std::uint64_t seq, protocol::Actuator ackActuator) {
+  send(protocol::Ack{seq, applied_, changeInFlight_ ? protocol::Actuator::None : ackActuator});
+}
+
+void AgentDaemon::finishChange(const FoldDecision& decision, const Expected<ApplyResult>& result, MonotonicTime now,
+                               std::optional<std::uint64_t> ackSeq, protocol::Actuator ackActuator) {
+  auto& log = *parts_.log;
   if (!result) {
     recheck_.forget();
     log.warn("cannot apply {}: {}", protocol::formatCpuList(decision.cpus), result.error().message);
@@ -457,7 +514,7 @@ void AgentDaemon::apply(const FoldDecision& decision, MonotonicTime now, std::op
     log.debug("the fold onto {} is in place; the next full check in {} intervals unless it changes",
               protocol::formatCpuList(applied_), kQuietPassesEvery);
   session_.setOwnHello(ownHello());  // an answer to a host's hello says what is applied now
-  if (ackSeq) send(protocol::Ack{*ackSeq, applied_, ackActuator.value_or(parts_.actuator->kind())});
+  if (ackSeq) send(protocol::Ack{*ackSeq, applied_, ackActuator});
 }
 
 protocol::Hello AgentDaemon::ownHello() const {

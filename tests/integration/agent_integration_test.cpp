@@ -239,6 +239,74 @@ TEST_F(AgentIntegration, TheSameFoldIsCheckedInFullEveryTenIntervalsOnceInPlace)
   EXPECT_NE(tree_.read("/agent.log").find("re-applied 0 via cpuset"), std::string::npos) << tree_.read("/agent.log");
 }
 
+// A fold's cgroup step can wait seconds for a loaded guest's kernel (on
+// stock 6.1 each cpuset write waits for an RCU grace period; one fold took
+// 4.5 s, and hostd unfolded the guest as overdue). Here a cgroup's
+// cpuset.cpus.partition, which the fold reads before it takes the cgroup on,
+// is a FIFO, so the step waits until the test lets it go on: meanwhile every
+// hint is answered within a second with the CPUs in force and actuator none;
+// once the fold is made, the newest hint that asked for it is answered again
+// with it, and a change asked for meanwhile follows.
+TEST_F(AgentIntegration, AFoldTheKernelIsSlowToMakeIsAnsweredWithTheCpusInForceThenWithTheFold) {
+  const std::string fifo = (tree_.root() / "sys/fs/cgroup/system.slice/cpuset.cpus.partition").string();
+  (void)::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+
+  auto agent = startAgent();
+  ChannelClient host;
+  connect(host);
+  for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+    const auto sent = std::chrono::steady_clock::now();
+    ASSERT_TRUE(host.send(hint(seq, 1, 30'000)));
+    const auto ack = host.receiveType<Ack>(2500);
+    ASSERT_TRUE(ack) << "hint seq " << seq << " unanswered while the step waits\n" << tree_.read("/agent.log");
+    EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(1500));
+    EXPECT_EQ(ack->seq, seq);
+    EXPECT_EQ(ack->applied, CpuSet::range(0, 3)) << "answered with a fold that is not made";
+    EXPECT_EQ(ack->actuator, Actuator::None);
+  }
+  // The host changes its mind meanwhile: answered at once as well; the
+  // unfold waits for the fold the kernel is making, then follows it.
+  ASSERT_TRUE(host.send(hint(4, 4, 30'000)));
+  const auto unfoldAnswered = host.receiveType<Ack>(1500);
+  ASSERT_TRUE(unfoldAnswered) << tree_.read("/agent.log");
+  EXPECT_EQ(unfoldAnswered->seq, 4u);
+  EXPECT_EQ(unfoldAnswered->applied, CpuSet::range(0, 3));
+  EXPECT_EQ(unfoldAnswered->actuator, Actuator::None);
+  EXPECT_EQ(cpusetCpus(), "\n") << "folded while the step waits";
+  EXPECT_NE(tree_.read("/agent.log").find("has not made the change to 0 within 500 ms"), std::string::npos)
+      << tree_.read("/agent.log");
+
+  // The kernel goes on: the agent, blocked opening the FIFO to read it, reads
+  // "member" (an ordinary cgroup) and folds it.
+  int writer = -1;
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        return writer >= 0;
+      },
+      kWaitMs))
+      << "the agent never read the cgroup's partition\n"
+      << tree_.read("/agent.log");
+  ASSERT_EQ(::write(writer, "member\n", 7), 7);
+  ::close(writer);
+  const auto folded = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(folded) << "the fold made was not answered\n" << tree_.read("/agent.log");
+  EXPECT_EQ(folded->seq, 3u) << "the newest hint answered";
+  EXPECT_EQ(folded->applied, CpuSet{0});
+  EXPECT_EQ(folded->actuator, Actuator::Cpuset);
+  const auto unfolded = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(unfolded) << "the unfold after it was not answered\n" << tree_.read("/agent.log");
+  EXPECT_EQ(unfolded->seq, 4u);
+  EXPECT_EQ(unfolded->applied, CpuSet::range(0, 3));
+  EXPECT_EQ(unfolded->actuator, Actuator::Cpuset);
+  EXPECT_EQ(cpusetCpus(), "\n");
+
+  agent->signal(SIGTERM);
+  EXPECT_TRUE(agent->waitExit(kWaitMs));
+  EXPECT_EQ(cpusetCpus(), "\n") << "not unfolded at stop";
+}
+
 TEST_F(AgentIntegration, ReconnectingHostGetsAFreshHello) {
   auto agent = startAgent();
   ChannelClient host;

@@ -11,9 +11,9 @@
 // A fold must be answered promptly even when its guest is loaded: work that
 // can take seconds there (moving tasks between cgroups, each waiting for an
 // RCU grace period on a flooded CPU; parking CPUs) is left by apply() as
-// deferred work, which the agent does in slices of about kDeferredSlice
-// on a thread of its own (deferred_work_thread.h), after it has acknowledged
-// the hint. Callers hold the agent's actuator mutex.
+// deferred work, which the agent does in slices of about kDeferredSlice,
+// after it has acknowledged the hint. While the agent runs, every call comes
+// from one thread of its own (actuator_thread.h), never two at once.
 
 #include <chrono>
 #include <cstdint>

@@ -2,9 +2,11 @@
 #pragma once
 // AgentDaemon: the agent's event loop. It wires the pure parts together:
 //   transport -> protocol::Session -> FoldController -> actuator -> ack
+//   (the actuator on a thread of its own, actuator_thread.h: a change the
+//   guest's kernel has not made within kAnswerWithin is answered with the
+//   CPUs in force, and again with the new ones once it is made)
 //   every sample:   a slice of the work the last fold deferred until after
-//                   its answer (actuator.h), on a thread of its own
-//                   (deferred_work_thread.h); runnable tasks from /proc/loadavg (demand); a change
+//                   its answer (actuator.h); runnable tasks from /proc/loadavg (demand); a change
 //                   that holds is sent to the host at once as a status (demand_watch.h)
 //   every interval: CPU hotplug (re-place, re-apply, hello again), steal
 //                   ratio, lease expiry and fallback, apply, status, and the
@@ -14,16 +16,16 @@
 // the watchdog from this loop, so a wedged agent is restarted (and unfolded
 // by ExecStopPost=).
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "vcpufold/agent/actuator.h"
+#include "vcpufold/agent/actuator_thread.h"
 #include "vcpufold/agent/agent_config.h"
-#include "vcpufold/agent/deferred_work_thread.h"
 #include "vcpufold/agent/demand_watch.h"
 #include "vcpufold/agent/fold_controller.h"
 #include "vcpufold/agent/fold_recheck.h"
@@ -75,8 +77,8 @@ class AgentDaemon {
   void handle(const protocol::SessionOutput& out, MonotonicTime now);
   void onHint(const protocol::Hint& hint, MonotonicTime now);
   void onSample(MonotonicTime now);
-  // The outcome of a slice of deferred work, on the deferred work's thread.
-  void reportDeferredWork(const Expected<ApplyResult>& done);
+  // The outcome of a slice of deferred work, on the actuator's thread.
+  void reportDeferredWork(const CpuSet& fold, const Expected<ApplyResult>& done);
   void sendStatus(double demand);
   void onInterval(MonotonicTime now);
   void checkHotplug(MonotonicTime now);
@@ -85,6 +87,14 @@ class AgentDaemon {
   // ackActuator: what the ack names (none when nothing was applied on purpose); default the actuator's kind.
   void apply(const FoldDecision& decision, MonotonicTime now, std::optional<std::uint64_t> ackSeq,
              std::optional<protocol::Actuator> ackActuator = std::nullopt);
+  // The end of a change apply() answered before the kernel had made it.
+  void onChangeEnded(MonotonicTime now);
+  // What apply() does once the actuator's change has ended: log, record, answer.
+  void finishChange(const FoldDecision& decision, const Expected<ApplyResult>& result, MonotonicTime now,
+                    std::optional<std::uint64_t> ackSeq, protocol::Actuator ackActuator);
+  // An ack of the CPUs in force: with actuator none while a change is still
+  // being made (they are what is observed, not what the hint asked for).
+  void answerWithCpusInForce(std::uint64_t seq, protocol::Actuator ackActuator);
   [[nodiscard]] protocol::Hello ownHello() const;
   void sendHello(MonotonicTime now);
   void send(const protocol::Message& message);
@@ -96,11 +106,23 @@ class AgentDaemon {
 
   AgentDaemonParts parts_;
   FoldController controller_;
-  // Held by whoever calls the actuator: this loop, or the deferred work's
-  // thread. applied_ and appliedControl_ change only under it.
-  std::mutex actuatorMutex_;
-  std::unique_ptr<DeferredWorkThread> deferredWork_;  // while run() runs
-  CpuSet applied_;
+  std::unique_ptr<ActuatorThread> actuatorThread_;  // while run() runs; else this loop calls the actuator
+  // How long an answer waits for the guest's kernel to make a change: most
+  // changes are made within it (95-220 ms for a first fold on a loaded TCG
+  // guest), and hostd waits 3 s for an answer.
+  static constexpr std::chrono::milliseconds kAnswerWithin{500};
+  // A change started and answered before its end, and the hint it still owes
+  // an answer with the new CPUs.
+  struct ChangeInFlight {
+    FoldDecision decision;
+    std::optional<std::uint64_t> owedAckSeq;
+    protocol::Actuator owedAckActuator = protocol::Actuator::None;
+    MonotonicTime startedAt;
+  };
+  std::optional<ChangeInFlight> changeInFlight_;
+  // The newest decision that differs from the change in flight: started when it ends.
+  std::optional<ChangeInFlight> changeNext_;
+  CpuSet applied_;  // in force: what the last change that ended made
   protocol::Control appliedControl_ = protocol::Control::None;
   // The same fold again goes to the actuator at most every this many
   // intervals once a pass found it in place (fold_recheck.h).
