@@ -164,7 +164,9 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
         steadySeconds += window->end - window->start;
       }
     if (!agentLogs.empty()) sample.steadyMinutes = steadySeconds / static_cast<double>(agentLogs.size()) / 60;
-    if (sample.overdueAcks > 0 || sample.hostWaitCredits > 0) {
+    for (const auto& agentLog : agentLogs)
+      sample.changesAnsweredBeforeMade += countOccurrences(agentLog, "has not made the change to");
+    if (sample.overdueAcks > 0 || sample.hostWaitCredits > 0 || sample.changesAnsweredBeforeMade > 0) {
       // The agents' side of those episodes (each hint's arrival and apply
       // time) beside hostd's log, to tell who waited.
       for (std::size_t guest = 0; guest < agentLogs.size(); ++guest)
@@ -191,8 +193,12 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
       line += " " + format("%.2f", *seconds) + " s";
     }
     std::printf(
-        "%s (%.4f units/s%s%s%s%s)\n", line.c_str(), sample.throughput(),
+        "%s (%.4f units/s%s%s%s%s%s)\n", line.c_str(), sample.throughput(),
         sample.overdueAcks ? (", " + std::to_string(sample.overdueAcks) + " overdue acks").c_str() : "",
+        sample.changesAnsweredBeforeMade ? (", " + std::to_string(sample.changesAnsweredBeforeMade) +
+                                            " changes answered before the guest's kernel made them")
+                                               .c_str()
+                                         : "",
         sample.hostWaitCredits
             ? (", " + std::to_string(sample.hostWaitCredits) + " awaited longer for the host's wait").c_str()
             : "",

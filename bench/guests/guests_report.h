@@ -26,6 +26,10 @@ struct GuestSample {
   // hostd's "the host kept the guest's side waiting" lines: hints awaited
   // longer because the host had not run the VM's QEMU main loop.
   unsigned hostWaitCredits = 0;
+  // The agents' "has not made the change" lines: changes their guest's kernel
+  // had not made within the agent's answer time, answered with the CPUs in
+  // force and again once made (printed in the bench's log, not in the CSV).
+  unsigned changesAnsweredBeforeMade = 0;
   unsigned hintChanges = 0;         // hostd's hint changes after each guest's first (see hintChangesAfterSettling)
   double minutes = 0;               // from hostd's start to the workload's end
   // Preferred-count changes the agents received during their measured unit
