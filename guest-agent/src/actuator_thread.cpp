@@ -122,8 +122,8 @@ void ActuatorThread::run() {
       }
       changed_.notify_all();
       signalDone();
-      // A slice asked for meanwhile runs at the next sample's request:
-      // the loop first takes the change's outcome.
+      // A slice asked for with the change runs next, as asked: the pace
+      // stays one slice a sample.
       if (slice) requestSlice();
       continue;
     }
