@@ -143,6 +143,10 @@ int AgentDaemon::run() {
       lastPing = monotonicNow();
     }
     const MonotonicTime after = monotonicNow();
+    if (const auto late = std::chrono::duration_cast<std::chrono::milliseconds>(after - std::max(wakeAt, now));
+        late >= kLateLoopLogged)
+      log.info("the agent's loop ran {} ms after it was due (at {:.3f} ms): the guest did not run it meanwhile",
+               late.count(), monotonicMsOf(after));
     // A change answered before the kernel had made it has ended (or, without
     // an eventfd, may have: the outcome is taken without waiting).
     if (changeInFlight_ && (fds[transportFds].fd < 0 || (fds[transportFds].revents & POLLIN))) onChangeEnded(after);

@@ -307,6 +307,32 @@ TEST_F(AgentIntegration, AFoldTheKernelIsSlowToMakeIsAnsweredWithTheCpusInForceT
   EXPECT_EQ(cpusetCpus(), "\n") << "not unfolded at stop";
 }
 
+TEST_F(AgentIntegration, ALoopTheGuestDidNotRunForSecondsIsLoggedAndHintsAreAnsweredAfterIt) {
+  ChannelClient host;
+  auto agent = startFoldedToOneCpu(host);
+  // SIGSTOP stands in for a guest that does not run its agent: the loop
+  // wakes every 50 ms (sample_ms) when it runs.
+  agent->signal(SIGSTOP);
+  ASSERT_TRUE(host.send(hint(2, 1)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  EXPECT_FALSE(host.receiveType<Ack>(100)) << "a stopped agent answers nothing";
+  agent->signal(SIGCONT);
+  auto ack = host.receiveType<Ack>(kWaitMs);
+  ASSERT_TRUE(ack) << "the hint that waited is answered once the agent runs";
+  EXPECT_EQ(ack->seq, 2U);
+  ASSERT_TRUE(
+      waitUntil([&] { return tree_.read("/agent.log").find("the agent's loop ran ") != std::string::npos; }, kWaitMs))
+      << tree_.read("/agent.log");
+  const auto output = tree_.read("/agent.log");
+  const auto at = output.find("the agent's loop ran ");
+  const long lateMs = std::stol(output.substr(at + std::string("the agent's loop ran ").size()));
+  EXPECT_GE(lateMs, 1000);
+  EXPECT_LT(lateMs, 10000);
+  EXPECT_NE(output.find("ms after it was due", at), std::string::npos);
+  agent->signal(SIGTERM);
+  EXPECT_TRUE(agent->waitExit(kWaitMs));
+}
+
 TEST_F(AgentIntegration, ReconnectingHostGetsAFreshHello) {
   auto agent = startAgent();
   ChannelClient host;

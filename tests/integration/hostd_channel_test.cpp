@@ -237,7 +237,8 @@ class ChannelTest : public ::testing::Test {
 
   std::unique_ptr<ChannelSession> session(const std::string& name, ChannelLimits limits = {},
                                           ChannelSession::PeerCheck check = {},
-                                          ChannelSession::PeerWaitProbe probe = {}) {
+                                          ChannelSession::PeerWaitProbe probe = {},
+                                          ChannelSession::WaitReport report = {}) {
     auto s = std::make_unique<ChannelSession>(io_, name, path(name), limits, [this](const std::string& line) {
       std::lock_guard lock(logMutex_);
       log_.push_back(line);
@@ -246,6 +247,7 @@ class ChannelTest : public ::testing::Test {
     s->setHint(Hint{0, 2, 3000, HintPolicy::Auto, "test"});
     if (check) s->checkPeer(std::move(check));
     if (probe) s->measurePeerWait(std::move(probe));
+    if (report) s->reportWaitWith(std::move(report));
     s->start();
     return s;
   }
@@ -398,6 +400,27 @@ TEST_F(ChannelTest, AnOverdueAckIsJudgedAtItsDeadlineNotAtTheNextTick) {
   EXPECT_GE(after.count(), 200) << "judged before its deadline";
   EXPECT_LT(after.count(), 900) << "not at its deadline";
   EXPECT_FALSE(sessions[0]->snapshot().cooperative);
+}
+
+TEST_F(ChannelTest, AnOverdueAckSaysWhatTheVmsVcpusDidSinceTheWaitBegan) {
+  Peer silent(path("silent"), Behaviour::HelloNoAck);
+  std::vector<std::unique_ptr<ChannelSession>> sessions;
+  std::vector<Clock::time_point> asked;
+  auto report = [&asked](Clock::time_point since) -> std::optional<std::string> {
+    asked.push_back(since);
+    return "its 2 vCPUs ran 0.10/0.00 s";
+  };
+  const auto start = Clock::now();
+  sessions.push_back(
+      session("silent", ChannelLimits{.session = {.ackTimeout = std::chrono::milliseconds(300)}}, {}, {}, report));
+  runTicks(sessions, 100, 1000);
+  const auto overdue = loggedAt("not acknowledged in 300 ms");
+  ASSERT_TRUE(overdue.has_value());
+  EXPECT_TRUE(logged("behind schedule; its 2 vCPUs ran 0.10/0.00 s)")) << "the report is in the overdue line";
+  ASSERT_EQ(asked.size(), 1U) << "asked once, for the overdue answer only";
+  // Asked with when the unanswered hint was sent: after the session began, 300 ms before the judgement.
+  EXPECT_GE(asked.front(), start);
+  EXPECT_LE(asked.front() + std::chrono::milliseconds(300), *overdue);
 }
 
 TEST_F(ChannelTest, AHintTheGuestsSideHasNotTakenIsAwaitedOneGraceLongerThenJudged) {

@@ -11,6 +11,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdlib>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <set>
@@ -31,6 +32,7 @@
 #include "vcpufold/hostd/status_json.h"
 #include "vcpufold/hostd/status_table.h"
 #include "vcpufold/hostd/text_servers.h"
+#include "vcpufold/hostd/vcpu_time_report.h"
 #include "vcpufold/hostd/version.h"
 
 namespace vcpufold::hostd {
@@ -114,6 +116,9 @@ struct HostdDaemon::Impl {
   std::map<std::string, std::optional<std::uint32_t>> loggedHints;
   std::map<std::string, std::string> loggedPolicyErrors;
   std::set<std::string> refusedSockets;
+  // Each VM's latest vCPU samples, oldest first, for an overdue answer's log
+  // line (vcpu_time_report.h).
+  std::map<std::string, std::deque<VmSample>> recentSamples;
   std::string lastInventoryError;
   TickDurationHistogram tickDuration;
   DaemonCounters counters;
@@ -204,6 +209,11 @@ struct HostdDaemon::Impl {
       session->onCooperation([this, name = vm.name] { onCooperation(name); });
       session->checkPeer(peerCheckFor(vm));
       session->measurePeerWait(peerWaitProbeFor(vm));
+      session->reportWaitWith([this, name = vm.name](Clock::time_point since) -> std::optional<std::string> {
+        const auto recent = recentSamples.find(name);
+        if (recent == recentSamples.end()) return std::nullopt;
+        return describeVcpuTimeSince(recent->second, std::chrono::nanoseconds(since.time_since_epoch()).count());
+      });
       session->start();
     }
     for (auto it = sessions.begin(); it != sessions.end();) {
@@ -221,6 +231,7 @@ struct HostdDaemon::Impl {
     std::erase_if(loggedHints, [&present](const auto& entry) { return !present.count(entry.first); });
     std::erase_if(loggedPolicyErrors, [&present](const auto& entry) { return !present.count(entry.first); });
     std::erase_if(refusedSockets, [&present](const std::string& name) { return !present.count(name); });
+    std::erase_if(recentSamples, [&present](const auto& entry) { return !present.count(entry.first); });
   }
 
   // A snapshot arrived from the worker: take in the VMs, then decide.
@@ -241,6 +252,11 @@ struct HostdDaemon::Impl {
         log().warn("{}: policy metadata refused: {}; keeping mode {}", escapeForLog(vm.name, 128), escapeForLog(error),
                    foldModeName(vm.policy.mode));
       loggedPolicyErrors[vm.name] = error;
+    }
+    for (const auto& [name, sample] : fresh.samples) {
+      auto& recent = recentSamples[name];
+      recent.push_back(sample);
+      if (recent.size() > kRecentVcpuSamples) recent.pop_front();
     }
     if (snapshotLate) log().info("inventory snapshots arrive again");
     snapshotLate = false;

@@ -64,6 +64,7 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
   ChannelSession::CooperationHandler cooperationHandler;
   ChannelSession::PeerCheck peerCheck;
   ChannelSession::PeerWaitProbe peerWaitProbe;
+  ChannelSession::WaitReport waitReport;
   // The far end's run-queue wait when the awaited hint was sent, and which
   // wait (its start) that was: the base of Backlog::peerSideWaited.
   std::optional<protocol::SessionTime> waitBaseFor;
@@ -321,14 +322,20 @@ struct ChannelSession::Impl : std::enable_shared_from_this<Impl> {
         snap.state = ChannelState::Penalised;
         retryLater(limits.penalty, "penalty");
         break;
-      case Kind::AckOverdue:
-        // Which side was late: bytes left unread and a late tick point at this host.
+      case Kind::AckOverdue: {
+        // Which side was late: bytes left unread and a late tick point at
+        // this host; the vCPUs' waits at this host too, vCPUs that neither
+        // ran nor waited at a guest that did not wake its agent.
+        std::string vcpus;
+        if (const auto since = session.awaitedSince() ? session.awaitedSince() : waitBaseFor; since && waitReport)
+          if (auto report = waitReport(*since)) vcpus = "; " + *report;
         sayAboutGuest(event.text + ": not cooperative, counted at its demand (" + std::to_string(bytesWaitingAtTick) +
                       " bytes from the guest unread, " + std::to_string(bytesUnreadByGuestAtTick) +
                       " bytes to the guest not yet taken by its side, its main loop kept waiting " +
                       std::to_string(peerWaitedAtTick.count()) + " ms, judged " + std::to_string(tickLate.count()) +
-                      " ms behind schedule)");
+                      " ms behind schedule" + vcpus + ")");
         break;
+      }
       case Kind::DeliveryLate:
         // The guest's side (QEMU's chardev, the guest's virtio queue) stalled, not its agent.
         sayAboutGuest(event.text + " (" + std::to_string(bytesUnreadByGuestAtTick) +
@@ -451,6 +458,7 @@ void ChannelSession::onCooperation(CooperationHandler handler) { impl_->cooperat
 
 void ChannelSession::checkPeer(PeerCheck check) { impl_->peerCheck = std::move(check); }
 void ChannelSession::measurePeerWait(PeerWaitProbe probe) { impl_->peerWaitProbe = std::move(probe); }
+void ChannelSession::reportWaitWith(WaitReport report) { impl_->waitReport = std::move(report); }
 
 ChannelSnapshot ChannelSession::snapshot() const { return impl_->snap; }
 

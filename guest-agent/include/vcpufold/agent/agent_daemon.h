@@ -111,6 +111,10 @@ class AgentDaemon {
   // changes are made within it (95-220 ms for a first fold on a loaded TCG
   // guest), and hostd waits 3 s for an answer.
   static constexpr std::chrono::milliseconds kAnswerWithin{500};
+  // A loop that runs this much after it was due is logged: the guest did not
+  // run the agent meanwhile (a starved or paused guest), which tells an
+  // overdue answer's cause apart from one the agent itself took.
+  static constexpr std::chrono::milliseconds kLateLoopLogged{1000};
   // A change started and answered before its end, and the hint it still owes
   // an answer with the new CPUs.
   struct ChangeInFlight {

@@ -89,6 +89,12 @@ class ChannelSession {
   using PeerWaitProbe = std::function<std::optional<std::chrono::nanoseconds>(int fd)>;
   void measurePeerWait(PeerWaitProbe probe);
 
+  // Said with an overdue acknowledgement: what the VM's vCPUs did while the
+  // hint was awaited (vcpu_time_report.h), given when the wait began; none
+  // when not known. Set before start(); it must not block.
+  using WaitReport = std::function<std::optional<std::string>(std::chrono::steady_clock::time_point awaitedSince)>;
+  void reportWaitWith(WaitReport report);
+
   [[nodiscard]] ChannelSnapshot snapshot() const;
   [[nodiscard]] const std::string& socketPath() const;
 
