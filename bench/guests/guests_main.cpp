@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -164,9 +165,15 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
         steadySeconds += window->end - window->start;
       }
     if (!agentLogs.empty()) sample.steadyMinutes = steadySeconds / static_cast<double>(agentLogs.size()) / 60;
-    for (const auto& agentLog : agentLogs)
+    for (const auto& agentLog : agentLogs) {
       sample.changesAnsweredBeforeMade += countOccurrences(agentLog, "has not made the change to");
-    if (sample.overdueAcks > 0 || sample.hostWaitCredits > 0 || sample.changesAnsweredBeforeMade > 0) {
+      for (const double ms : lateAgentLoopsMs(agentLog)) {
+        ++sample.lateAgentLoops;
+        sample.longestLateAgentLoopMs = std::max(sample.longestLateAgentLoopMs, ms);
+      }
+    }
+    if (sample.overdueAcks > 0 || sample.hostWaitCredits > 0 || sample.changesAnsweredBeforeMade > 0 ||
+        sample.lateAgentLoops > 0) {
       // The agents' side of those episodes (each hint's arrival and apply
       // time) beside hostd's log, to tell who waited.
       for (std::size_t guest = 0; guest < agentLogs.size(); ++guest)
@@ -193,8 +200,13 @@ void runActuator(const Options& options, const GuestActuator& variant, const std
       line += " " + format("%.2f", *seconds) + " s";
     }
     std::printf(
-        "%s (%.4f units/s%s%s%s%s%s)\n", line.c_str(), sample.throughput(),
+        "%s (%.4f units/s%s%s%s%s%s%s)\n", line.c_str(), sample.throughput(),
         sample.overdueAcks ? (", " + std::to_string(sample.overdueAcks) + " overdue acks").c_str() : "",
+        sample.lateAgentLoops
+            ? (", " + std::to_string(sample.lateAgentLoops) + " agent loops the guest ran late (longest " +
+               format("%.0f", sample.longestLateAgentLoopMs) + " ms)")
+                  .c_str()
+            : "",
         sample.changesAnsweredBeforeMade ? (", " + std::to_string(sample.changesAnsweredBeforeMade) +
                                             " changes answered before the guest's kernel made them")
                                                .c_str()
@@ -271,7 +283,9 @@ int main(int argc, char** argv) {
                  "all CPUs there: what a user of such a guest gets; mode fixed still folds; no targets), "
                  "cpuset-shipped-sample-1s and cpuset-hostd-only (cpuset-shipped with the agents sampling "
                  "runnable tasks once a second, and stock 6.1 with hostd but no agents: what each part of "
-                 "vcpufold's presence costs; no targets), and cpuset-patched (the cpuset actuator on the patched "
+                 "vcpufold's presence costs; no targets), cpuset-agent-cgroup (stock 6.1 with each agent in a "
+                 "cgroup of its own, as under systemd, so folded onto the preferred CPUs instead of joining the "
+                 "idle parked ones; no targets), and cpuset-patched (the cpuset actuator on the patched "
                  "kernel: tells the kernel's part from the actuator's; no targets)")
       ->capture_default_str();
   app.add_option("--guest-args", options.guestArgs,
@@ -330,7 +344,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "vcpufold-bench-guests: unknown actuator %s (cpuset, cpuset-6.12, kernel, cpuset-patched, "
                    "cpuset-unsteered, cpuset-6.12-unsteered, cpuset-shipped, cpuset-6.12-shipped, "
-                   "cpuset-shipped-sample-1s or cpuset-hostd-only)\n",
+                   "cpuset-shipped-sample-1s, cpuset-hostd-only or cpuset-agent-cgroup)\n",
                    actuator.c_str());
       return 2;
     }

@@ -47,6 +47,7 @@ const std::vector<GuestActuator>& guestActuators() {
       {"cpuset-6.12-shipped", "cpuset", false, false, "linux-image-6.12-cloud-amd64", true, false},
       {"cpuset-shipped-sample-1s", "cpuset", false, false, "", true, false, 1000},
       {"cpuset-hostd-only", "cpuset", false, false, "", true, false, 0, false},
+      {"cpuset-agent-cgroup", "cpuset", false, false, "", true, true, 0, true, true},
   };
   return actuators;
 }
@@ -65,6 +66,7 @@ std::string agentStartCommand(const GuestActuator& variant) {
   if (!variant.steerHousekeeping) options += " unsteered";
   if (!variant.agentFoldsAlways) options += " shipped-fold";
   if (variant.agentSampleMs != 0) options += " sample-ms=" + std::to_string(variant.agentSampleMs);
+  if (variant.agentInOwnCgroup) options += " own-cgroup";
   const std::string actuator =
       variant.agentActuator.empty() ? (options.empty() ? "" : " ''") : " " + variant.agentActuator;
   return "sh /lab/agent start" + actuator + options;

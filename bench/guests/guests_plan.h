@@ -50,9 +50,14 @@ struct GuestActuator {
   // agents at all (hostd alone runs in modes vcpufold and fixed).
   unsigned agentSampleMs = 0;
   bool agents = true;
+  // The agent runs in a cgroup of its own (`cpuset-agent-cgroup`), as under
+  // systemd, whose unit holds it: folded with the other cgroups onto the
+  // preferred CPUs, where the lab's agent otherwise (in the root cgroup)
+  // joins the idle parked CPUs.
+  bool agentInOwnCgroup = false;
 };
 // cpuset, cpuset-6.12, kernel, cpuset-patched, cpuset-unsteered, cpuset-6.12-unsteered,
-// cpuset-shipped, cpuset-6.12-shipped, cpuset-shipped-sample-1s, cpuset-hostd-only.
+// cpuset-shipped, cpuset-6.12-shipped, cpuset-shipped-sample-1s, cpuset-hostd-only, cpuset-agent-cgroup.
 const std::vector<GuestActuator>& guestActuators();
 const GuestActuator* findGuestActuator(const std::string& name);
 // The guest payload's command that starts a variant's agents (`/lab/agent

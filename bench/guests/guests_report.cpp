@@ -142,6 +142,26 @@ unsigned hintChangesWithin(const std::string& agentLog, double fromSeconds, doub
   return changes;
 }
 
+std::vector<double> lateAgentLoopsMs(const std::string& agentLog) {
+  static constexpr std::string_view kLate = "the agent's loop ran ";
+  std::vector<double> late;
+  std::istringstream lines(agentLog);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t at = line.find(kLate);
+    if (at == std::string::npos) continue;
+    const std::string rest = line.substr(at + kLate.size());
+    std::size_t used = 0;
+    double ms = 0;
+    try {
+      ms = std::stod(rest, &used);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (rest.compare(used, 18, " ms after it was d") == 0) late.push_back(ms);
+  }
+  return late;
+}
+
 std::string guestsCsv(const std::vector<GuestSample>& samples) {
   std::string out =
       "actuator,workload,mode,repetition,guest,unit_s,units_per_s_all_guests,overdue_acks,hint_changes,minutes,"

@@ -30,6 +30,11 @@ struct GuestSample {
   // had not made within the agent's answer time, answered with the CPUs in
   // force and again once made (printed in the bench's log, not in the CSV).
   unsigned changesAnsweredBeforeMade = 0;
+  // The agents' "loop ran N ms after it was due" lines (lateAgentLoopsMs):
+  // how often, and at worst how long, a guest did not run its agent (printed
+  // in the bench's log, not in the CSV).
+  unsigned lateAgentLoops = 0;
+  double longestLateAgentLoopMs = 0;
   unsigned hintChanges = 0;         // hostd's hint changes after each guest's first (see hintChangesAfterSettling)
   double minutes = 0;               // from hostd's start to the workload's end
   // Preferred-count changes the agents received during their measured unit
@@ -84,6 +89,9 @@ unsigned hintChangesAfterSettling(const std::string& hostdLog);
 // uptime): a hint whose count differs from the one before it. The same
 // count renewed is no change.
 unsigned hintChangesWithin(const std::string& agentLog, double fromSeconds, double toSeconds);
+// How late each of an agent's loops ran that it logged as late ("the
+// agent's loop ran N ms after it was due"), in ms, in the log's order.
+std::vector<double> lateAgentLoopsMs(const std::string& agentLog);
 
 std::string guestsCsv(const std::vector<GuestSample>& samples);
 // The ratio mode a / mode b of one actuator and workload, paired: the median

@@ -5,7 +5,9 @@
 #   /lab/agent start [ACT [OPTION...]]  the agent with fold = "always", at its other defaults,
 #                           or with --actuator ACT; OPTION unsteered: [cpuset]
 #                           steer_housekeeping = false; shipped-fold: the shipped fold default
-#                           (by-evidence) instead of "always"; sample-ms=N: [agent] sample_ms = N
+#                           (by-evidence) instead of "always"; sample-ms=N: [agent] sample_ms = N;
+#                           own-cgroup: the agent in the cgroup lab.agent (as under systemd, whose
+#                           unit holds it), not the root cgroup
 #   /lab/agent stop         (waits until it has unfolded)
 #   /lab/run NAME SIZE      starts workload NAME (hackbench-pipe, hackbench-socket, files,
 #                           compute, compute-folded, compute-folded-N) in the background (its own session):
@@ -31,7 +33,7 @@ mkdir -p /tmp/gb /etc/vcpufold
 # KVM guests patch their text safely, and a systemd guest has such cgroups
 # anyway; in the lab the keys flip once, here, at boot.
 echo +cpuset >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
-mkdir -p /sys/fs/cgroup/lab.keep
+mkdir -p /sys/fs/cgroup/lab.keep /sys/fs/cgroup/lab.agent
 
 cat >/lab/agent <<'SCRIPT'
 case $1 in
@@ -46,16 +48,26 @@ case $1 in
     fold='fold = "always"'
     steer=
     sample=
+    cgroup=
     for option in "$@"; do
       case $option in
         unsteered) steer='[cpuset]\nsteer_housekeeping = false\n' ;;
         shipped-fold) fold='# fold: the shipped default' ;;
         sample-ms=*) sample="sample_ms = ${option#sample-ms=}" ;;
+        own-cgroup) cgroup=/sys/fs/cgroup/lab.agent/cgroup.procs ;;
         *) echo "unknown agent option $option" >&2; exit 2 ;;
       esac
     done
     printf "[agent]\n%s\n%s\n$steer" "$fold" "$sample" >/tmp/gb/agent.toml
-    setsid vcpufold-agent --log-level debug ${actuator:+--actuator "$actuator"} --config /tmp/gb/agent.toml >/tmp/gb/agent.log 2>&1 </dev/null &
+    # An agent that stops gives a cgroup it folded back as "every CPU" when
+    # the kernel will not empty it (ENOSPC: the agent itself was in it), and
+    # the next agent would leave such a cgroup alone as set by someone else:
+    # emptied here, with no task in it, as systemd would own it.
+    echo >/sys/fs/cgroup/lab.agent/cpuset.cpus 2>/dev/null
+    # The shell joins the cgroup (if asked) and becomes the agent: one pid.
+    setsid sh -c '[ -z "$1" ] || echo $$ >"$1" || exit 1; shift; exec "$@"' sh "$cgroup" \
+      vcpufold-agent --log-level debug ${actuator:+--actuator "$actuator"} --config /tmp/gb/agent.toml \
+      >/tmp/gb/agent.log 2>&1 </dev/null &
     echo $! >/tmp/gb/agent.pid
     echo started ;;
   stop)

@@ -129,6 +129,7 @@ TEST(GuestsPlan, EachVariantStartsItsAgentsWithItsOptions) {
   EXPECT_EQ(agentStartCommand(*findGuestActuator("cpuset-shipped-sample-1s")),
             "sh /lab/agent start cpuset shipped-fold sample-ms=1000");
   EXPECT_EQ(agentStartCommand(*findGuestActuator("cpuset-hostd-only")), "") << "hostd alone starts no agent";
+  EXPECT_EQ(agentStartCommand(*findGuestActuator("cpuset-agent-cgroup")), "sh /lab/agent start cpuset own-cgroup");
   // The agent's own actuator choice, with an option: the empty actuator keeps its place.
   GuestActuator automatic{"auto", "", false, false, "", false};
   EXPECT_EQ(agentStartCommand(automatic), "sh /lab/agent start '' unsteered");
@@ -354,6 +355,18 @@ TEST(GuestsReport, SteadyHintChangesAreTheAgentsChangesOfCountWithinTheWindow) {
   EXPECT_EQ(hintChangesWithin(log, 0.0, 100.0), 4u);   // the first hint is no change; the fold at 31 s and 75 s are
   EXPECT_EQ(hintChangesWithin(log, 62.0, 74.0), 0u);
   EXPECT_EQ(hintChangesWithin("", 0.0, 100.0), 0u);
+}
+
+TEST(GuestsReport, ReadsHowLateTheAgentsLoggedTheirLoops) {
+  const std::string log =
+      "debug: hint seq 40 (1 vCPUs) received at 835053.862 ms, applied in 0.570 ms\n"
+      "info: the agent's loop ran 4600 ms after it was due (at 840153.527 ms): the guest did not run it meanwhile\n"
+      "info: preferred CPUs 0 -> 0-1 via cpuset (lease of hint seq 40 expired)\n"
+      "info: the agent's loop ran 1069 ms after it was due (at 850000.000 ms): the guest did not run it meanwhile\n"
+      "info: the agent's loop ran soon\n"
+      "info: the agent's loop ran 12 ms before\n";
+  EXPECT_EQ(lateAgentLoopsMs(log), (std::vector<double>{4600, 1069}));
+  EXPECT_TRUE(lateAgentLoopsMs("").empty());
 }
 
 TEST(WhereRan, ReadsTheGuestsDiffLines) {
