@@ -143,10 +143,6 @@ int AgentDaemon::run() {
       lastPing = monotonicNow();
     }
     const MonotonicTime after = monotonicNow();
-    if (const auto late = std::chrono::duration_cast<std::chrono::milliseconds>(after - std::max(wakeAt, now));
-        late >= kLateLoopLogged)
-      log.info("the agent's loop ran {} ms after it was due (at {:.3f} ms): the guest did not run it meanwhile",
-               late.count(), monotonicMsOf(after));
     // A change answered before the kernel had made it has ended (or, without
     // an eventfd, may have: the outcome is taken without waiting).
     if (changeInFlight_ && (fds[transportFds].fd < 0 || (fds[transportFds].revents & POLLIN))) onChangeEnded(after);
@@ -162,6 +158,14 @@ int AgentDaemon::run() {
       onInterval(after);
       nextInterval = after + std::chrono::milliseconds(parts_.config.intervalMs);
     }
+    // Measured once this wake's work is done, so that a guest that stops
+    // running the agent during the work counts as well as one that does
+    // not wake it (the work itself waits for the kernel kAnswerWithin at most).
+    const MonotonicTime done = monotonicNow();
+    if (const auto late = std::chrono::duration_cast<std::chrono::milliseconds>(done - std::max(wakeAt, now));
+        late >= kLateLoopLogged)
+      log.info("the agent's loop ran {} ms after it was due (at {:.3f} ms): the guest did not run it meanwhile",
+               late.count(), monotonicMsOf(done));
   }
 
   sd_notify(0, "STOPPING=1");
