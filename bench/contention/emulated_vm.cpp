@@ -41,7 +41,7 @@ void usage() {
                "  Its control thread wakes for a write to either file it follows (DIR/NAME.load, the guest\n"
                "  tree's preferred file), the schedule's next step and every 100 ms, never polling faster.\n"
                "  Writes DIR/NAME.stats every 100 ms (monotonic_ns: when; operations, run_ns, wait_ns,\n"
-               "  preferred, context_switches) and appends\n"
+               "  preferred, context_switches, control_wakeups: the control thread's sleeps ended) and appends\n"
                "  each change of preferred vCPUs and of the task count to DIR/NAME.preferred.log and\n"
                "  DIR/NAME.tasks.log (\"MONOTONIC_NS COUNT\").\n"
                "  With --guest-tree: publishes ROOT/proc/stat (steal = the threads' run-queue delay) and\n"
@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
       std::ofstream stats(base + ".stats.new", std::ios::trunc);
       stats << "monotonic_ns " << monotonicNs() << "\noperations " << operations << "\nrun_ns " << runNs << "\nwait_ns "
             << waitNs << "\npreferred " << std::popcount(preferred) << "\ncontext_switches "
-            << workload.contextSwitches() << "\n";
+            << workload.contextSwitches() << "\ncontrol_wakeups " << watch.wakeups() << "\n";
     }
     std::rename((base + ".stats.new").c_str(), (base + ".stats").c_str());
   }

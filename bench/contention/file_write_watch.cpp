@@ -33,6 +33,7 @@ void FileWriteWatch::rewatch() {
 bool FileWriteWatch::waitForWrite(std::chrono::steady_clock::time_point deadline) {
   if (descriptor_ < 0) {
     std::this_thread::sleep_until(deadline);
+    ++wakeups_;
     return false;
   }
   for (;;) {
@@ -40,6 +41,7 @@ bool FileWriteWatch::waitForWrite(std::chrono::steady_clock::time_point deadline
     if (left <= 0) return false;
     pollfd ready{descriptor_, POLLIN, 0};
     const int polled = ::poll(&ready, 1, static_cast<int>(std::min<long long>(left, 60'000)));
+    ++wakeups_;
     if (polled < 0) {
       // A signal: back to the caller, which may be stopping.
       if (errno == EINTR) return false;

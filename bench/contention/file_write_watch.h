@@ -32,10 +32,17 @@ class FileWriteWatch {
   // `deadline` (false). Without inotify it only sleeps.
   bool waitForWrite(std::chrono::steady_clock::time_point deadline);
 
+  // How many times a sleep in waitForWrite has ended (a write, the deadline,
+  // a signal): the thread's own count of its wake-ups, which the machine's
+  // load does not change, unlike the kernel's count of its voluntary switches
+  // (a write to a busy filesystem sleeps too).
+  unsigned long long wakeups() const { return wakeups_; }
+
  private:
   int descriptor_ = -1;
   std::vector<std::string> paths_;
   std::vector<int> watches_;  // per path; -1: not watched
+  unsigned long long wakeups_ = 0;
 };
 
 }  // namespace vcpufold::bench
