@@ -55,12 +55,15 @@ class HousekeepingSteering {
   // taken again before they are left so (said once).
   static constexpr int kRetakesPerSet = 5;
 
-  // The agent itself stays where it is: with systemd in its unit, folded
-  // with the rest; without, in the root cgroup, which the partition confines
-  // to the preferred CPUs. Not on the parked ones: an idle vCPU's wake-up
-  // came seconds late there, and once made an answer overdue (guest-agent.md,
-  // "Housekeeping steering").
-  HousekeepingSteering(KnobWriter& knobs, std::string cgroupRoot);
+  // `ownPid`: the agent's pid, moved into the parked partition while it
+  // exists (0: stays where it is). Where the agent sits in the root cgroup
+  // (no systemd), the partition would otherwise confine it to the busy
+  // preferred CPUs, and an agent that answers late loses its lease; parked,
+  // it runs on an idle vCPU as it did before the partition existed. Left on
+  // the preferred CPU (TCG guests, 3 x 4 vCPUs folded to 1 on 2 pCPUs), the
+  // agent took 30-42% of that vCPU and folded compute fell to 0.45-0.75 of
+  // unfolded, against 11-17% and 0.73-0.79 parked (performance.md).
+  HousekeepingSteering(KnobWriter& knobs, std::string cgroupRoot, int ownPid = 0);
 
   // Steers onto `preferred` (a proper subset of the online CPUs; the online
   // set itself is a release()). Cheap when nothing changed: reads, compares,
@@ -111,6 +114,7 @@ class HousekeepingSteering {
   void checkIrqbalance(MonotonicTime now);
 
   KnobWriter& knobs_;
+  int ownPid_ = 0;
   State state_;
   std::set<unsigned> refusedIrqs_;      // per-CPU or kernel-managed: refused once, left alone
   std::optional<CpuSet> parkRefusedFor_;  // the parked set the kernel would not make a partition
