@@ -42,6 +42,24 @@ bool setElsewhere(std::string_view ownCpus) {
   return !own || !own->empty();
 }
 
+bool sameCpus(std::string_view a, std::string_view b) {
+  auto left = protocol::parseCpuListFile(a);
+  auto right = protocol::parseCpuListFile(b);
+  return left && right && *left == *right;
+}
+
+// The record of cgroups handed back at every CPU: removed when none is left.
+Expected<void> writeHandedBack(const RootedFs& fs, const std::string& cgroupRoot,
+                               const std::map<std::string, std::string>& cgroups) {
+  if (cgroups.empty()) {
+    if (!fs.exists(paths::kCpusetHandedBackFile)) return {};
+    return fs.removeFile(paths::kCpusetHandedBackFile);
+  }
+  const nlohmann::json json{{"cgroup_root", cgroupRoot}, {"cgroups", cgroups}};
+  if (auto made = fs.makeDirectory(paths::kAgentStateDir); !made) return made;
+  return fs.replaceFile(paths::kCpusetHandedBackFile, json.dump() + "\n");
+}
+
 bool hasWord(std::string_view text, std::string_view word) {
   for (const auto& item : words(text))
     if (item == word) return true;
@@ -210,13 +228,32 @@ Expected<ApplyResult> CgroupCpusetActuator::apply(const CpuSet& cpus, MonotonicT
       if (!own) continue;  // no cpuset files yet: the controller is not enabled above it
       auto partition = knobs_.fs().readFile(cgroup + "/cpuset.cpus.partition");
       const bool isPartition = partition && words(*partition).size() > 0 && words(*partition)[0] != "member";
-      if (setElsewhere(*own) || isPartition) {
+      bool ours = !setElsewhere(*own) && !isPartition;
+      if (!ours && !isPartition) {
+        // Every CPU, written by a restore the kernel would not let empty it:
+        // still ours while it holds exactly that; anything else is someone's.
+        if (!handedBack_) handedBack_ = handedBack(knobs_.fs(), state_.cgroupRoot);
+        if (auto entry = handedBack_->find(name); entry != handedBack_->end()) {
+          ours = sameCpus(entry->second, *own);
+          handedBack_->erase(entry);
+          if (ours) {
+            state_.managed.insert(name);
+            if (auto saved = saveState(); !saved) return saved.error();
+          }
+          // The state file holds it now, or it is someone else's: either way
+          // the record no longer speaks for it.
+          if (auto kept = writeHandedBack(knobs_.fs(), state_.cgroupRoot, *handedBack_); !kept) return kept.error();
+        }
+      }
+      if (!ours) {
         foreign_.insert(name);
         result.detail += "left " + name + " alone (its cpuset.cpus is set elsewhere); ";
         continue;
       }
-      state_.managed.insert(name);
-      if (auto saved = saveState(); !saved) return saved.error();
+      if (!state_.managed.count(name)) {
+        state_.managed.insert(name);
+        if (auto saved = saveState(); !saved) return saved.error();
+      }
     }
     auto outcome = knobs_.write(cgroup + "/cpuset.cpus", list, now, KnobValueKind::CpuList);
     if (!outcome) {
@@ -267,6 +304,7 @@ Expected<void> CgroupCpusetActuator::undo(bool keepController) {
   rootTasksAfterLastPass_.reset();
   auto restored = restoreFromState(knobs_.fs(), keepController);
   foreign_.clear();
+  handedBack_.reset();
   // On failure the state file still says what is left to undo; keep following it.
   const std::string root = state_.cgroupRoot;
   state_ = loadState(knobs_.fs()).value_or(State{});
@@ -276,6 +314,18 @@ Expected<void> CgroupCpusetActuator::undo(bool keepController) {
 
 bool CgroupCpusetActuator::hasLeftovers(const RootedFs& fs) { return fs.exists(kStateFile); }
 
+std::map<std::string, std::string> CgroupCpusetActuator::handedBack(const RootedFs& fs, const std::string& cgroupRoot) {
+  auto text = fs.readFile(paths::kCpusetHandedBackFile);
+  if (!text) return {};
+  try {
+    const auto json = nlohmann::json::parse(*text);
+    if (json.at("cgroup_root").get<std::string>() != cgroupRoot) return {};
+    return json.at("cgroups").get<std::map<std::string, std::string>>();
+  } catch (const nlohmann::json::exception&) {
+    return {};  // unreadable: every such cgroup is someone else's, the safe reading
+  }
+}
+
 Expected<void> CgroupCpusetActuator::restoreFromState(const RootedFs& fs, bool keepController) {
   auto state = loadState(fs);
   if (!state) return {};
@@ -283,6 +333,8 @@ Expected<void> CgroupCpusetActuator::restoreFromState(const RootedFs& fs, bool k
   auto note = [&firstError](Expected<void> step) {
     if (!step && !firstError) firstError = step.error();
   };
+  auto handed = handedBack(fs, state->cgroupRoot);
+  const auto handedBefore = handed;
   for (const auto& name : state->managed) {
     if (name == kFoldCgroupName) continue;  // removed below, tasks first
     const std::string cpus = state->cgroupRoot + "/" + name + "/cpuset.cpus";
@@ -290,9 +342,17 @@ Expected<void> CgroupCpusetActuator::restoreFromState(const RootedFs& fs, bool k
     // Empty means "inherit", as before we came; but the kernel refuses (ENOSPC)
     // to empty cpuset.cpus of a cgroup that has tasks. Then all possible CPUs
     // do the same: nothing is restricted, and CPUs onlined later are included.
-    if (fs.writeExisting(cpus, "\n")) continue;
-    note(fs.writeExisting(cpus, allCpus(fs)));
+    // Recorded, so that the next fold knows the value for its own.
+    if (fs.writeExisting(cpus, "\n")) {
+      handed.erase(name);
+      continue;
+    }
+    const std::string every = allCpus(fs);
+    auto filled = fs.writeExisting(cpus, every);
+    if (filled) handed[name] = every;
+    note(filled);
   }
+  if (handed != handedBefore) note(writeHandedBack(fs, state->cgroupRoot, handed));
   const std::string fold = state->cgroupRoot + "/" + kFoldCgroupName;
   if (state->createdFoldCgroup && fs.isDirectory(fold)) note(removeCgroupMovingTasks(fs, state->cgroupRoot, fold));
   if (firstError) return *firstError;

@@ -128,12 +128,13 @@ class FoldEndToEnd : public ::testing::Test {
   // the RCU grace-period and kcompactd threads' allowed CPUs, and every
   // device IRQ's affinity.
   std::string housekeeping(int index) {
-    return guest(index,
-                 "p=/sys/fs/cgroup/vcpufold.parked; if [ -d $p ]; then echo parked $(cat $p/cpuset.cpus.partition) "
-                 "$(cat $p/cpuset.cpus) tasks $(cat $p/cgroup.procs); else echo parked none; fi; echo wq $(cat "
-                 "/sys/devices/virtual/workqueue/cpumask); for t in /proc/[0-9]*; do case $(cat $t/comm 2>/dev/null) in "
-                 "rcu_preempt|kcompactd0) echo $(cat $t/comm) $(sed -n 's/^Cpus_allowed_list:.//p' $t/status);; "
-                 "esac; done; for i in /proc/irq/*/smp_affinity_list; do echo irq $i $(cat $i); done");
+    return guest(
+        index,
+        "p=/sys/fs/cgroup/vcpufold.parked; if [ -d $p ]; then echo parked $(cat $p/cpuset.cpus.partition) "
+        "$(cat $p/cpuset.cpus) tasks $(cat $p/cgroup.procs); else echo parked none; fi; echo wq $(cat "
+        "/sys/devices/virtual/workqueue/cpumask); for t in /proc/[0-9]*; do case $(cat $t/comm 2>/dev/null) in "
+        "rcu_preempt|kcompactd0) echo $(cat $t/comm) $(sed -n 's/^Cpus_allowed_list:.//p' $t/status);; "
+        "esac; done; for i in /proc/irq/*/smp_affinity_list; do echo irq $i $(cat $i); done");
   }
   // Steered onto `cpus`: a partition (isolated, or root on kernels without
   // that type) of the rest, the workqueue mask, the kernel threads, and the
@@ -170,6 +171,14 @@ class FoldEndToEnd : public ::testing::Test {
 TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   const std::string a = "vcpufold-fold-a";
   const std::string b = "vcpufold-fold-b";
+  // A top-level cgroup with a task in it: the kernel will not empty its
+  // cpuset.cpus on unfold (ENOSPC), so the agent hands it back at every CPU,
+  // and must still fold it the next time.
+  EXPECT_EQ(guest(0,
+                  "mkdir -p /sys/fs/cgroup/e2e.held && (sh -c 'echo $$ > /sys/fs/cgroup/e2e.held/cgroup.procs; "
+                  "exec sleep 100000' >/dev/null 2>&1 &); sleep 0.5; cat /sys/fs/cgroup/e2e.held/cgroup.procs | wc -l"),
+            "1\n");
+  const auto heldCpus = [&] { return guest(0, "cat /sys/fs/cgroup/e2e.held/cpuset.cpus"); };
   startHostd();
 
   // Discovery through libvirt; channels up, versions agreed, agents
@@ -187,6 +196,7 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   EXPECT_TRUE(waitUntil([&] { return burnersOnlyOn(0, {0}) && burnersOnlyOn(1, {0}); }, 60'000, 250))
       << "CPU-bound tasks did not move onto CPU 0";
   EXPECT_EQ(guest(0, "cat /sys/fs/cgroup/vcpufold.fold/cpuset.cpus.effective"), "0\n");
+  EXPECT_EQ(heldCpus(), "0\n") << "a populated top-level cgroup folds like any other";
   // The housekeeping steered too (the agent's default): the other vCPUs a
   // partition of their own, unbound kernel threads, device IRQs and
   // workqueues on CPU 0.
@@ -222,8 +232,15 @@ TEST_F(FoldEndToEnd, HintsPoliciesFallbackAndRecovery) {
   EXPECT_TRUE(waitUntil([&] { return burnersSpread(0); }, 60'000, 250)) << "burners did not spread after policy off";
   EXPECT_EQ(guest(0, "test -e /sys/fs/cgroup/vcpufold.fold; echo $?"), "1\n") << "unfolded means no restriction left";
   EXPECT_EQ(housekeeping(0), housekeepingBefore_[0]) << "every housekeeping value back as it was";
+  EXPECT_EQ(heldCpus(), "0-3\n") << "not emptied (it has a task): every CPU, which restricts nothing";
+  EXPECT_NE(guest(0, "cat /run/vcpufold/cpuset-handed-back.json").find("\"e2e.held\":\"0-3\""), std::string::npos);
   runShell("virsh -c qemu:///system metadata " + a + " --uri " + kPolicyUri +
            " --key vcpufold --set '<policy mode=\"auto\"/>' --live");
+  // Folded again: the cgroup handed back is the agent's again, so the parked
+  // partition of the other CPUs is exclusive and valid.
+  EXPECT_TRUE(waitUntil([&] { return rowIs(a, "APPLIED", "0") && heldCpus() == "0\n"; }, 30'000, 250))
+      << status() << heldCpus();
+  EXPECT_TRUE(waitUntil([&] { return housekeepingOn(0, "0"); }, 10'000, 250)) << housekeeping(0);
 
   // hostd killed: the lease (3 ticks) runs out and the guest's fallback takes
   // over within ttl plus one agent interval.

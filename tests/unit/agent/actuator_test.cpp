@@ -176,6 +176,61 @@ TEST(CgroupCpuset, FoldsTopLevelCgroupsAndRestoresExactly) {
   EXPECT_FALSE(tree.fs().exists("/run/vcpufold/cpuset-state.json"));
 }
 
+// The kernel will not empty cpuset.cpus of a cgroup that has tasks, so a
+// restore writes every CPU there and records it: the next fold's own, while
+// it still holds that value; someone else's once it holds another.
+TEST(CgroupCpuset, ACgroupHandedBackAtEveryCpuIsFoldedAgainWhileItStillHoldsThatValue) {
+  FixtureTree tree("lab-guest-4vcpu");
+  tree.write("/sys/fs/cgroup/cgroup.subtree_control", "cpuset\n");
+  tree.write("/sys/fs/cgroup/cgroup.procs", "1\n");
+  tree.write("/sys/fs/cgroup/held.slice/cpuset.cpus", "0-3\n");     // as the restore left it
+  tree.write("/sys/fs/cgroup/changed.slice/cpuset.cpus", "1-2\n");  // someone set it since
+  tree.write("/sys/fs/cgroup/admin.slice/cpuset.cpus", "0-3\n");    // never ours: not in the record
+  tree.write("/run/vcpufold/cpuset-handed-back.json",
+             R"({"cgroup_root":"/sys/fs/cgroup","cgroups":{"held.slice":"0-3","changed.slice":"0-3"}})"
+             "\n");
+  KnobWriter knobs(tree.fs());
+  CgroupCpusetActuator actuator(knobs, kCgroup, false);
+
+  auto folded = actuator.apply(CpuSet{0, 1}, at(0));
+  ASSERT_TRUE(folded) << folded.error().message;
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/held.slice/cpuset.cpus"), "0-1") << folded->detail;
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/changed.slice/cpuset.cpus"), "1-2\n") << "its value changed: someone's";
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/admin.slice/cpuset.cpus"), "0-3\n") << "every CPU, but not written by us";
+  EXPECT_NE(folded->detail.find("left changed.slice alone"), std::string::npos) << folded->detail;
+  EXPECT_NE(folded->detail.find("left admin.slice alone"), std::string::npos) << folded->detail;
+  EXPECT_FALSE(tree.fs().exists("/run/vcpufold/cpuset-handed-back.json"))
+      << "both entries consumed: held.slice is in the state file now, changed.slice is forgotten";
+  EXPECT_NE(tree.read("/run/vcpufold/cpuset-state.json").find("held.slice"), std::string::npos);
+
+  // Released: emptied (this tree lets it), so nothing is recorded as handed back.
+  auto released = actuator.release(at(1));
+  ASSERT_TRUE(released) << released.error().message;
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/held.slice/cpuset.cpus"), "\n");
+  EXPECT_FALSE(tree.fs().exists("/run/vcpufold/cpuset-handed-back.json"));
+  // And changed.slice stays someone else's on the next fold, as any cgroup whose value was set elsewhere.
+  ASSERT_TRUE(actuator.apply(CpuSet{0}, at(2)));
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/held.slice/cpuset.cpus"), "0");
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/changed.slice/cpuset.cpus"), "1-2\n");
+}
+
+TEST(CgroupCpuset, AHandedBackRecordOfAnotherRootOrUnreadableMakesNothingOurs) {
+  for (const std::string& record :
+       {std::string(R"({"cgroup_root":"/elsewhere","cgroups":{"held.slice":"0-3"}})"), std::string("{not json")}) {
+    FixtureTree tree("lab-guest-4vcpu");
+    tree.write("/sys/fs/cgroup/cgroup.subtree_control", "cpuset\n");
+    tree.write("/sys/fs/cgroup/cgroup.procs", "1\n");
+    tree.write("/sys/fs/cgroup/held.slice/cpuset.cpus", "0-3\n");
+    tree.write("/run/vcpufold/cpuset-handed-back.json", record + "\n");
+    KnobWriter knobs(tree.fs());
+    CgroupCpusetActuator actuator(knobs, kCgroup, false);
+    auto folded = actuator.apply(CpuSet{0, 1}, at(0));
+    ASSERT_TRUE(folded) << folded.error().message;
+    EXPECT_EQ(tree.read("/sys/fs/cgroup/held.slice/cpuset.cpus"), "0-3\n") << record;
+    EXPECT_NE(folded->detail.find("left held.slice alone"), std::string::npos) << folded->detail;
+  }
+}
+
 TEST(CgroupCpuset, RootTasksFollowASliceAtATimeAfterTheCgroupsHoldTheFold) {
   // On a loaded guest each move into a cgroup waits for the kernel (up to two
   // seconds were seen): apply(), which runs before every answer, restricts the

@@ -45,6 +45,10 @@ inline constexpr const char* kAgentStateDir = "/run/vcpufold";
 inline constexpr const char* kAgentConfig = "/etc/vcpufold/agent.toml";
 // What the cpuset actuators folded, so that a restart (or --restore) can undo it.
 inline constexpr const char* kCpusetStateFile = "/run/vcpufold/cpuset-state.json";
+// The top-level cgroups the cpuset actuator handed back at every CPU because the
+// kernel would not empty a populated cgroup's cpuset.cpus: still the agent's to
+// fold while they hold exactly that.
+inline constexpr const char* kCpusetHandedBackFile = "/run/vcpufold/cpuset-handed-back.json";
 inline constexpr const char* kSystemdStateFile = "/run/vcpufold/systemd-state.json";
 // What the housekeeping steering changed (IRQ affinity, workqueue mask, the parked cgroup).
 inline constexpr const char* kHousekeepingStateFile = "/run/vcpufold/housekeeping-state.json";

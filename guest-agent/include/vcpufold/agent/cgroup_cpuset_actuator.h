@@ -11,8 +11,13 @@
 // Rules: a cgroup whose CPUs someone else set (non-empty cpuset.cpus not
 // written by us, even every CPU, or a partition) is left alone; every change is recorded in a
 // state file under /run before it is made, so restore() undoes exactly what
-// was done, even after a crash.
+// was done, even after a crash. Restore empties what it set; the kernel
+// refuses that for a cgroup with tasks, which then gets every CPU, recorded
+// as handed back (paths::kCpusetHandedBackFile): the next fold takes such a
+// cgroup as its own again while it still holds exactly that value, and as
+// someone else's once it holds anything else.
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -66,6 +71,11 @@ class CgroupCpusetActuator final : public Actuator {
   // A state file exists: an earlier agent folded and did not restore.
   static bool hasLeftovers(const RootedFs& fs);
 
+  // The cgroups restore handed back at every CPU (name -> the CPU list it
+  // wrote), under the cgroup root it names; empty when there is no record or
+  // it names another root.
+  static std::map<std::string, std::string> handedBack(const RootedFs& fs, const std::string& cgroupRoot);
+
  private:
   struct State {
     std::string cgroupRoot;
@@ -97,6 +107,9 @@ class CgroupCpusetActuator final : public Actuator {
   // yet (or an unfold since).
   std::optional<std::string> rootTasksAfterLastPass_;
   std::set<std::string> foreign_;  // restricted by someone else; logged once
+  // The handed-back record, read at the first cgroup that needs it after
+  // each restore.
+  std::optional<std::map<std::string, std::string>> handedBack_;
 };
 
 }  // namespace vcpufold::agent
