@@ -59,10 +59,9 @@ class HousekeepingSteering {
   // exists (0: stays where it is). Where the agent sits in the root cgroup
   // (no systemd), the partition would otherwise confine it to the busy
   // preferred CPUs, and an agent that answers late loses its lease; parked,
-  // it runs on an idle vCPU as it did before the partition existed. Left on
-  // the preferred CPU (TCG guests, 3 x 4 vCPUs folded to 1 on 2 pCPUs), the
-  // agent took 30-42% of that vCPU and folded compute fell to 0.45-0.75 of
-  // unfolded, against 11-17% and 0.73-0.79 parked (performance.md).
+  // it runs on an idle vCPU as it did before the partition existed. Which
+  // placement costs a folded guest less is not settled: in TCG guests on one
+  // host both lost about half of their folded compute (performance.md).
   HousekeepingSteering(KnobWriter& knobs, std::string cgroupRoot, int ownPid = 0);
 
   // Steers onto `preferred` (a proper subset of the online CPUs; the online
