@@ -119,9 +119,15 @@ void ActuatorThread::run() {
         std::lock_guard lock(mutex_);
         changeOutcome_ = std::move(outcome);
         stepRunning_ = false;
+        // Under the lock, with the outcome: whoever takes the outcome (under
+        // the lock) drains the signal with it. Signalled after the unlock, a
+        // loop woken at once could take the outcome first, and the eventfd
+        // stayed readable with nothing to take: the agent's poll returned at
+        // once, over and over, and the agent spun on its vCPU until the next
+        // change.
+        signalDone();
       }
       changed_.notify_all();
-      signalDone();
       // A slice asked for with the change runs next, as asked: the pace
       // stays one slice a sample.
       if (slice) requestSlice();

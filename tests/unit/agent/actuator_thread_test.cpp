@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -166,4 +167,28 @@ TEST_F(ActuatorThreadTest, StopWaitsForAChangeTheKernelHoldsUp) {
   thread.stop();  // returns once the write is made: nothing folds after the agent's unfold
   EXPECT_EQ(actuator.applies, 1);
   letter.join();
+}
+
+TEST_F(ActuatorThreadTest, AnOutcomeTakenTheMomentItIsPublishedLeavesNothingToReadOnTheEventfd) {
+  // The agent's loop polls changeDoneFd(): readable after an outcome was
+  // taken, it would return at once forever and spin on its vCPU. Taking the
+  // outcome as soon as it can be seen (a loop polling awaitChange(0), as a
+  // woken loop does on the CPU the thread ran on) must find the signal made.
+  ASSERT_GE(thread.changeDoneFd(), 0);
+  int leftReadable = 0;
+  for (int change = 0; change < 1000; ++change) {
+    thread.startChange(CpuSet{0}, false);
+    std::optional<Expected<ApplyResult>> ended;
+    const auto giveUp = std::chrono::steady_clock::now() + 5s;
+    while (!(ended = thread.awaitChange(0ms)) && std::chrono::steady_clock::now() < giveUp) {
+    }
+    ASSERT_TRUE(ended) << "change " << change << " did not end";
+    // Time for a signal still on its way to land.
+    if (readable(thread.changeDoneFd(), 2)) {
+      ++leftReadable;
+      std::uint64_t count = 0;
+      ASSERT_EQ(::read(thread.changeDoneFd(), &count, sizeof count), static_cast<ssize_t>(sizeof count));
+    }
+  }
+  EXPECT_EQ(leftReadable, 0) << "changes whose end stayed signalled after their outcome was taken";
 }
