@@ -52,21 +52,19 @@ ClassEvidence evidenceFor(KernelClass kernelClass) {
   // "The rule"), so one wide interval does not flip it either way.
   switch (kernelClass) {
     case KernelClass::PreferredCpus:
-      return {true, "patched 6.12, kernel actuator: hackbench 1.48 [1.30, 1.67], compute 0.93 [0.74, 1.32]"};
+      return {true, "patched 6.12, kernel actuator: hackbench 1.62 [1.40, 1.92], compute 0.96 [0.81, 1.39]"};
     case KernelClass::StockBefore66:
       return {false,
-              "stock 6.1, cpuset actuator: compute 0.77 [0.48, 0.96] of unfolded in the last run "
-              "(0.83 [0.59, 1.10] in the one before), hackbench 1.31 [0.92, 1.97]"};
+              "stock 6.1, cpuset actuator: compute 0.84 [0.71, 1.09] of unfolded in the last run "
+              "(0.77 [0.48, 0.96] in the one before), 0.80 [0.73, 0.88] over the 25 paired repetitions "
+              "of five runs, hackbench 1.44 [0.96, 1.94]"};
     case KernelClass::Stock66AndLater:
-      // Shown losing in dd0b21b (compute 0.88 [0.81, 0.99]); since then every
-      // run's compute interval has reached 1 (four of seven by 2% or less), while
-      // 40 of the 58 paired repetitions of the page's nine runs are below 1:
-      // pooled, the loss is shown (the rule's second clause). The last two
-      // (63a40ed) show none; not folded until two runs in a row and the pool
-      // show none.
+      // Shown losing in dd0b21b and again in 8cd17f8's run; pooled over the
+      // page's ten runs without the agent's spin, 45 of 63 paired repetitions
+      // are below 1. Not folded until two runs in a row and the pool show none.
       return {false,
-              "stock 6.12, cpuset actuator: compute 0.90 [0.86, 0.94] of unfolded over the 58 paired "
-              "repetitions of nine runs (1.03 [0.90, 1.14] in the last, of 8), hackbench 1.48 [1.40, 1.65]"};
+              "stock 6.12, cpuset actuator: compute 0.88 [0.86, 0.98] of unfolded in the last run, "
+              "0.89 [0.86, 0.94] over the 63 paired repetitions of ten runs, hackbench 1.47 [1.35, 1.64]"};
     case KernelClass::Unknown:
       break;
   }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // ActuatorThread (actuator_thread.h): a change runs on the thread and its
 // end is awaited for a bounded time, signalled on an eventfd when it comes
-// later; deferred-work slices run while the actuator has some, and the
+// later (and drained with the outcome, however soon that is taken);
+// deferred-work slices run while the actuator has some, and the
 // thread is not woken at all while it has none. The actuator here only
 // counts, or waits to be let go (the edge under test is the thread).
 
