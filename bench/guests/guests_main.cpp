@@ -61,13 +61,18 @@ void runEmulated(const Options& options, const std::vector<std::string>& workloa
   const std::string out = options.work + "/emulated";
   std::filesystem::remove_all(out);
   std::filesystem::create_directories(out);
-  const std::string arguments = "--scenario " + std::string(VCPUFOLD_SCENARIO_DIR) + "/steady.toml --only " + only +
-                                " --modes unfolded,vcpufold,static-fair --no-search --repetitions " +
-                                std::to_string(options.emulatedRepetitions);
+  // The run uses the build's scenario file; what it prints and records
+  // names it as the repository does, so that a recorded run reads the same
+  // on every machine.
+  const std::string modeOptions = " --only " + only +
+                                  " --modes unfolded,vcpufold,static-fair --no-search --repetitions " +
+                                  std::to_string(options.emulatedRepetitions);
+  const std::string arguments = "--scenario bench/contention/scenarios/steady.toml" + modeOptions;
   std::printf("emulated: vcpufold-bench-contention %s\n", arguments.c_str());
   std::fflush(stdout);
-  const int status = std::system(("'" + options.contention + "' " + arguments + " --work '" + out + "/work' --out '" +
-                                  out + "' >'" + out + "/bench.log' 2>&1")
+  const std::string scenario = std::string(VCPUFOLD_SCENARIO_DIR) + "/steady.toml";
+  const int status = std::system(("'" + options.contention + "' --scenario '" + scenario + "'" + modeOptions +
+                                  " --work '" + out + "/work' --out '" + out + "' >'" + out + "/bench.log' 2>&1")
                                      .c_str());
   if (status != 0) {
     report.emulatedNote = "The emulated bench failed (exit status " + std::to_string(status) + "; see " + out +

@@ -38,6 +38,10 @@ grep -q '^| `cpuset` hackbench-pipe: vcpufold / unfolded >= 1.20 | .* | not show
   fail "one repetition must not show a target"
 grep -q '^| hackbench-pipe (`cpuset`) | message | vcpufold / unfolded | ' "$md" ||
   fail "no emulated ratio beside the real one"
+# The recorded command names the scenario as the repository does, not by
+# this machine's path.
+grep -q 'vcpufold-bench-contention --scenario bench/contention/scenarios/steady.toml --only steady/message ' "$md" ||
+  fail "the emulated command does not name the repository's scenario file"
 grep -q '^##### Overdue acknowledgements and hint changes' "$md" || fail "no count of overdue acknowledgements"
 for mode in vcpufold fixed; do
   grep -Eq "^\| \`cpuset\` \| $mode \| [0-9]+ of 1 \| [0-9]+ \| [0-9]+ \| [0-9]+ of 1 \| [0-9.]+, [0-9.]+ \| [0-9]+ of 1 \| [0-9.]+, [0-9.]+ \|$" "$md" ||
