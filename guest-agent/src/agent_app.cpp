@@ -92,13 +92,8 @@ Expected<std::unique_ptr<Actuator>> makeActuator(const AgentConfig& config, cons
         cpuset = std::make_unique<CgroupCpusetActuator>(knobs, *selection.cgroupRoot, config.moveRootTasks);
       }
       if (!config.steerHousekeeping) return cpuset;
-      // An agent in the root cgroup (no systemd) would be confined to the
-      // busy preferred CPUs by the partition: it goes with the parked ones.
-      const auto ownCgroup = knobs.fs().readFile(paths::kProcSelfCgroup);
-      const bool inRootCgroup = ownCgroup && *ownCgroup == "0::/\n";
-      const int ownPid = !selection.throughSystemd && inRootCgroup ? static_cast<int>(::getpid()) : 0;
       return std::unique_ptr<Actuator>(
-          std::make_unique<SteeredCpusetActuator>(std::move(cpuset), knobs, *selection.cgroupRoot, ownPid));
+          std::make_unique<SteeredCpusetActuator>(std::move(cpuset), knobs, *selection.cgroupRoot));
     }
     case protocol::Actuator::None:
       break;

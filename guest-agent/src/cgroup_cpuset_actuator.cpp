@@ -169,8 +169,8 @@ Expected<int> CgroupCpusetActuator::moveRootTasks() {
   const MonotonicTime until = monotonicNow() + slice_;
   int moved = 0;
   movesPending_ = false;
-  // The agent itself stays out: folded onto one busy CPU it would answer the
-  // host late and be taken for a broken agent.
+  // The agent itself stays in the root cgroup, which a parked partition
+  // confines to the preferred CPUs anyway (housekeeping_steering.h).
   const std::string self = std::to_string(::getpid());
   for (const auto& pid : words(*procs)) {
     if (pid == "1" || pid == self) continue;

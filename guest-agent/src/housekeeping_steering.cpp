@@ -82,8 +82,7 @@ bool isIrqbalanceAmong(const std::vector<std::string>& comms) {
   return false;
 }
 
-HousekeepingSteering::HousekeepingSteering(KnobWriter& knobs, std::string cgroupRoot, int ownPid)
-    : knobs_(knobs), ownPid_(ownPid) {
+HousekeepingSteering::HousekeepingSteering(KnobWriter& knobs, std::string cgroupRoot) : knobs_(knobs) {
   state_ = loadState(knobs_.fs()).value_or(State{});
   state_.cgroupRoot = std::move(cgroupRoot);
 }
@@ -189,15 +188,7 @@ Expected<std::string> HousekeepingSteering::park(const CpuSet& parked) {
                    "; another cgroup may hold them");
   }
   parkRefusedFor_.reset();
-  std::string self;
-  if (ownPid_ > 0) {
-    if (auto moved = knobs_.fs().writeExisting(cgroup + "/cgroup.procs", std::to_string(ownPid_)); moved)
-      self = ", the agent with them";
-    else
-      self = ", the agent not moved there (" + moved.error().message + ")";
-  }
-  return "parked CPUs " + list + " (" + taken + " partition " + kParkedCgroupName + self + "); " +
-         settle(parked, taken);
+  return "parked CPUs " + list + " (" + taken + " partition " + kParkedCgroupName + "); " + settle(parked, taken);
 }
 
 std::optional<CpuSet> HousekeepingSteering::parkedCpusTheRootStillHas(const CpuSet& parked) const {

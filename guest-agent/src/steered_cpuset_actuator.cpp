@@ -8,9 +8,8 @@
 
 namespace vcpufold::agent {
 
-SteeredCpusetActuator::SteeredCpusetActuator(std::unique_ptr<Actuator> inner, KnobWriter& knobs, std::string cgroupRoot,
-                                             int ownPid)
-    : inner_(std::move(inner)), steering_(knobs, std::move(cgroupRoot), ownPid), fs_(knobs.fs()) {}
+SteeredCpusetActuator::SteeredCpusetActuator(std::unique_ptr<Actuator> inner, KnobWriter& knobs, std::string cgroupRoot)
+    : inner_(std::move(inner)), steering_(knobs, std::move(cgroupRoot)), fs_(knobs.fs()) {}
 
 Expected<ApplyResult> SteeredCpusetActuator::steer(const CpuSet& cpus, MonotonicTime now) {
   auto onlineText = fs_.readFile(paths::kCpuOnline);

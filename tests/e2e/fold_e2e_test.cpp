@@ -136,23 +136,26 @@ class FoldEndToEnd : public ::testing::Test {
         "rcu_preempt|kcompactd0) echo $(cat $t/comm) $(sed -n 's/^Cpus_allowed_list:.//p' $t/status);; "
         "esac; done; for i in /proc/irq/*/smp_affinity_list; do echo irq $i $(cat $i); done");
   }
+  // The CPUs the running agent may use ("agent 0"), or nothing.
+  std::string agentCpus(int index) {
+    return guest(index,
+                 "a=$(cat /tmp/lab/agent.pid 2>/dev/null); [ -n \"$a\" ] && [ -d /proc/$a ] && "
+                 "echo agent $(sed -n 's/^Cpus_allowed_list:.//p' /proc/$a/status); true");
+  }
   // Steered onto `cpus`: a partition (isolated, or root on kernels without
   // that type) of the rest, the workqueue mask, the kernel threads, and the
   // virtio device IRQs at least (the legacy ISA ones may be kernel-managed).
-  // The agent (in the root cgroup here, no systemd) goes with the parked
-  // CPUs, so that it answers from an idle vCPU; a killed one has left them.
+  // The partition holds no task: the agent (in the root cgroup here, no
+  // systemd) stays on the preferred CPUs, where the partition confines the
+  // root cgroup; a killed one is not there to look at.
   bool housekeepingOn(int index, const std::string& cpus, bool agentRuns = true) {
     const std::string now = housekeeping(index);
-    const std::string tasks = agentRuns ? " tasks " + agentPid(index) + "\n" : std::string(" tasks\n");
-    const bool parked = now.find("parked isolated 1-3" + tasks) != std::string::npos ||
-                        now.find("parked root 1-3" + tasks) != std::string::npos;
-    return cpus == "0" && parked && now.find("wq 1\n") != std::string::npos &&
+    const bool parked = now.find("parked isolated 1-3 tasks\n") != std::string::npos ||
+                        now.find("parked root 1-3 tasks\n") != std::string::npos;
+    const bool agentOnPreferred = !agentRuns || agentCpus(index) == "agent " + cpus + "\n";
+    return cpus == "0" && parked && agentOnPreferred && now.find("wq 1\n") != std::string::npos &&
            now.find("rcu_preempt 0\n") != std::string::npos && now.find("kcompactd0 0\n") != std::string::npos &&
            now.find("/proc/irq/24/smp_affinity_list 0\n") != std::string::npos;
-  }
-  std::string agentPid(int index) {
-    const std::string pid = guest(index, "cat /tmp/lab/agent.pid");
-    return pid.substr(0, pid.find('\n'));
   }
   bool burnersSpread(int index) {
     const auto cpus = burnerCpus(index);

@@ -228,24 +228,20 @@ TEST_P(HousekeepingSteeringTest, APartitionTheKernelWillNotMakeIsSaidOnceAndTheR
   EXPECT_EQ(again->detail.find("not parked"), std::string::npos) << "said once: " << again->detail;
 }
 
-TEST_P(HousekeepingSteeringTest, TheAgentGoesWithTheParkedCpusAndComesBackWithThem) {
+TEST_P(HousekeepingSteeringTest, NoTaskGoesIntoTheParkedPartitionTheAgentIncluded) {
+  // The agent stays where it is (the root cgroup without systemd, which the
+  // partition confines to the preferred CPUs): the parked vCPUs stay idle.
   FixtureTree tree(GetParam());
-  tree.write("/sys/fs/cgroup/cgroup.procs", "");
+  tree.write("/sys/fs/cgroup/cgroup.procs", "4242\n");
   KnobWriter knobs(tree.fs());
-  HousekeepingSteering steering(knobs, "/sys/fs/cgroup", 4242);
+  HousekeepingSteering steering(knobs, "/sys/fs/cgroup");
   kernelMakesParkedFiles(tree);
   auto steered = steering.apply(CpuSet{0}, kOnline, at(1000));
   ASSERT_TRUE(steered) << steered.error().message;
-  EXPECT_EQ(tree.read(std::string(kParked) + "/cgroup.procs"), "4242");
-  EXPECT_NE(steered->detail.find("vcpufold.parked, the agent with them"), std::string::npos) << steered->detail;
-  // Unparked (a new fold is coming), the cgroup becomes a member and keeps
-  // it; released, it goes back to the root cgroup before the cgroup goes
-  // (the fixture's directory keeps its files, so only the move is watched).
-  ASSERT_TRUE(steering.unpark());
-  EXPECT_EQ(tree.read(std::string(kParked) + "/cpuset.cpus.partition"), "member");
-  EXPECT_EQ(tree.read(std::string(kParked) + "/cgroup.procs"), "4242");
-  (void)steering.release();
-  EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.procs"), "4242");
+  EXPECT_NE(steered->detail.find("parked CPUs 1-3 (isolated partition vcpufold.parked); "), std::string::npos)
+      << steered->detail;
+  EXPECT_EQ(tree.read(std::string(kParked) + "/cgroup.procs"), "");
+  EXPECT_EQ(tree.read("/sys/fs/cgroup/cgroup.procs"), "4242\n");
 }
 
 // 6.1 gives a removed partition's CPUs back only once the cgroup has gone,

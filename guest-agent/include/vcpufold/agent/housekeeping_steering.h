@@ -55,14 +55,15 @@ class HousekeepingSteering {
   // taken again before they are left so (said once).
   static constexpr int kRetakesPerSet = 5;
 
-  // `ownPid`: the agent's pid, moved into the parked partition while it
-  // exists (0: stays where it is). Where the agent sits in the root cgroup
-  // (no systemd), the partition would otherwise confine it to the busy
-  // preferred CPUs, and an agent that answers late loses its lease; parked,
-  // it runs on an idle vCPU as it did before the partition existed. Which
-  // placement costs a folded guest less is not settled: in TCG guests on one
-  // host both lost about half of their folded compute (performance.md).
-  HousekeepingSteering(KnobWriter& knobs, std::string cgroupRoot, int ownPid = 0);
+  // The agent itself stays where it is: with systemd in its unit, folded
+  // with the rest; without, in the root cgroup, which the partition confines
+  // to the preferred CPUs. Not on the parked ones: there an idle vCPU's
+  // wake-up came seconds late (once an answer was overdue), and the agent's
+  // wake-ups kept the parked vCPUs' timers and RCU going (40 timer
+  // interrupts a second against 1.3), which in TCG guests cost folded compute
+  // 0.88 of unfolded against 0.96 on the preferred CPU (guest-agent.md,
+  // "Housekeeping steering"; performance.md).
+  HousekeepingSteering(KnobWriter& knobs, std::string cgroupRoot);
 
   // Steers onto `preferred` (a proper subset of the online CPUs; the online
   // set itself is a release()). Cheap when nothing changed: reads, compares,
@@ -113,7 +114,6 @@ class HousekeepingSteering {
   void checkIrqbalance(MonotonicTime now);
 
   KnobWriter& knobs_;
-  int ownPid_ = 0;
   State state_;
   std::set<unsigned> refusedIrqs_;      // per-CPU or kernel-managed: refused once, left alone
   std::optional<CpuSet> parkRefusedFor_;  // the parked set the kernel would not make a partition

@@ -19,9 +19,7 @@ namespace vcpufold::agent {
 // the user tasks, the steering everything else, both undone together.
 class SteeredCpusetActuator final : public Actuator {
  public:
-  // `ownPid` as HousekeepingSteering takes it (0 under systemd, where the
-  // agent's own unit holds it).
-  SteeredCpusetActuator(std::unique_ptr<Actuator> inner, KnobWriter& knobs, std::string cgroupRoot, int ownPid = 0);
+  SteeredCpusetActuator(std::unique_ptr<Actuator> inner, KnobWriter& knobs, std::string cgroupRoot);
 
   [[nodiscard]] protocol::Actuator kind() const override { return inner_->kind(); }
   Expected<ApplyResult> apply(const CpuSet& cpus, MonotonicTime now) override;
