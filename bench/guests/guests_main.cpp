@@ -289,9 +289,9 @@ int main(int argc, char** argv) {
                  "cpuset-shipped-sample-1s and cpuset-hostd-only (cpuset-shipped with the agents sampling "
                  "runnable tasks once a second, and stock 6.1 with hostd but no agents: what each part of "
                  "vcpufold's presence costs; no targets), cpuset-agent-cgroup (stock 6.1 with each agent in a "
-                 "cgroup of its own, as under systemd, so folded onto the preferred CPUs instead of joining the "
-                 "idle parked ones; no targets), and cpuset-patched (the cpuset actuator on the patched "
-                 "kernel: tells the kernel's part from the actuator's; no targets)")
+                 "cgroup of its own, as under systemd, where the lab's agents otherwise run in the root cgroup; "
+                 "both are confined to the preferred CPUs while folded; no targets), and cpuset-patched (the cpuset "
+                 "actuator on the patched kernel: tells the kernel's part from the actuator's; no targets)")
       ->capture_default_str();
   app.add_option("--guest-args", options.guestArgs,
                  "appended to every guest's kernel command line (e.g. \"mitigations=off\": the stock kernel's "

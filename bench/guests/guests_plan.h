@@ -52,8 +52,8 @@ struct GuestActuator {
   bool agents = true;
   // The agent runs in a cgroup of its own (`cpuset-agent-cgroup`), as under
   // systemd, whose unit holds it: folded with the other cgroups onto the
-  // preferred CPUs, where the lab's agent otherwise (in the root cgroup)
-  // joins the idle parked CPUs.
+  // preferred CPUs, where the lab's agent otherwise runs in the root cgroup,
+  // which the parked partition confines to the same CPUs.
   bool agentInOwnCgroup = false;
 };
 // cpuset, cpuset-6.12, kernel, cpuset-patched, cpuset-unsteered, cpuset-6.12-unsteered,
