@@ -12,7 +12,7 @@
 #   all         contention, latency and random: 101 minutes in its last run
 #   guests      real guest kernels: TCG guests under libvirt running hackbench
 #               and compute on Debian's stock 6.1 and 6.12 kernels and the
-#               patched kernel, five repetitions, about 75 minutes; not part
+#               patched kernel, five repetitions, about 50-55 minutes; not part
 #               of `all`: run it on its own
 #
 # Usage: bench/run.sh [contention|latency|random|all|guests]   (default all; needs root)

@@ -52,19 +52,21 @@ ClassEvidence evidenceFor(KernelClass kernelClass) {
   // "The rule"), so one wide interval does not flip it either way.
   switch (kernelClass) {
     case KernelClass::PreferredCpus:
-      return {true, "patched 6.12, kernel actuator: hackbench 1.62 [1.40, 1.92], compute 0.96 [0.81, 1.39]"};
+      return {true, "patched 6.12, kernel actuator: hackbench 1.72 [1.36, 2.11], compute 0.84 [0.65, 1.05]"};
     case KernelClass::StockBefore66:
       return {false,
-              "stock 6.1, cpuset actuator: compute 0.84 [0.71, 1.09] of unfolded in the last run "
-              "(0.77 [0.48, 0.96] in the one before), 0.80 [0.73, 0.88] over the 25 paired repetitions "
-              "of five runs, hackbench 1.44 [0.96, 1.94]"};
+              "stock 6.1, cpuset actuator: compute 0.98 [0.79, 1.10] of unfolded in the last run "
+              "(0.84 [0.71, 1.09] in the one before), 0.84 [0.77, 0.92] over the 30 paired repetitions "
+              "of six runs, hackbench 1.24 [0.89, 1.29]"};
     case KernelClass::Stock66AndLater:
-      // Shown losing in dd0b21b and again in 8cd17f8's run; pooled over the
-      // page's ten runs without the agent's spin, 45 of 63 paired repetitions
-      // are below 1. Not folded until two runs in a row and the pool show none.
+      // Shown losing in dd0b21b and again in 8cd17f8's run, not in 8177c5b's
+      // (the agent on the preferred CPUs); pooled over the page's eleven runs
+      // without the agent's spin, 49 of 68 paired repetitions are below 1.
+      // Not folded until two runs in a row and the pool show none.
       return {false,
-              "stock 6.12, cpuset actuator: compute 0.88 [0.86, 0.98] of unfolded in the last run, "
-              "0.89 [0.86, 0.94] over the 63 paired repetitions of ten runs, hackbench 1.47 [1.35, 1.64]"};
+              "stock 6.12, cpuset actuator: compute 0.87 [0.65, 1.03] of unfolded in the last run "
+              "(0.88 [0.86, 0.98] in the one before), 0.89 [0.86, 0.94] over the 68 paired repetitions "
+              "of eleven runs, hackbench 1.51 [1.19, 1.54]"};
     case KernelClass::Unknown:
       break;
   }
