@@ -57,11 +57,11 @@ class HousekeepingSteering {
 
   // The agent itself stays where it is: with systemd in its unit, folded
   // with the rest; without, in the root cgroup, which the partition confines
-  // to the preferred CPUs. Not on the parked ones: there an idle vCPU's
-  // wake-up came seconds late (once an answer was overdue), and the agent's
-  // wake-ups kept the parked vCPUs' timers and RCU going (40 timer
-  // interrupts a second against 1.3), which in TCG guests cost folded compute
-  // 0.88 of unfolded against 0.96 on the preferred CPU (guest-agent.md,
+  // to the preferred CPUs. Not on the parked ones: in TCG guests its
+  // wake-ups there kept the parked vCPUs' timers and RCU going (40 timer
+  // interrupts a second against about 1) and their host threads ran twice
+  // the CPU, and only that placement showed folded compute losing (0.88
+  // [0.82, 0.96] of unfolded against 0.96 [0.92, 1.02]; guest-agent.md,
   // "Housekeeping steering"; performance.md).
   HousekeepingSteering(KnobWriter& knobs, std::string cgroupRoot);
 
