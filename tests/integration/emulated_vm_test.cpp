@@ -108,6 +108,18 @@ class EmulatedVm : public ::testing::Test {
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     return readStats(dir() + "/" + name + ".stats");
   }
+  // The VM's vCPU threads by index, as QEMU's monitor names them
+  // (query-cpus-fast), through `client`, greeted here; empty on failure.
+  std::map<unsigned, long> vcpuThreads(MonitorClient& client) {
+    if (!client.connected() || !client.readMessage().contains("QMP") ||
+        !client.ask("qmp_capabilities").contains("return"))
+      return {};
+    const auto cpus = client.ask("query-cpus-fast");
+    std::map<unsigned, long> threads;
+    if (cpus.contains("return"))
+      for (const auto& cpu : cpus["return"]) threads[cpu["cpu-index"].get<unsigned>()] = cpu["thread-id"].get<long>();
+    return threads;
+  }
   std::string dir() const { return work_.root().string(); }
   FixtureTree work_{""};
 };
@@ -153,20 +165,14 @@ TEST_F(EmulatedVm, VcpusThatAreNotPreferredDoNotRun) {
   // threads (its control thread, the monitor's) are not vCPUs, and the
   // control thread alone ran 13 ms in 500 in a sanitizer build.
   MonitorClient client(dir() + "/vm.qmp");
-  ASSERT_TRUE(client.connected());
-  ASSERT_TRUE(client.readMessage().contains("QMP")) << "the greeting";
-  ASSERT_TRUE(client.ask("qmp_capabilities").contains("return"));
-  const auto cpus = client.ask("query-cpus-fast");
-  ASSERT_TRUE(cpus.contains("return"));
-  std::map<unsigned, long> vcpuThreads;
-  for (const auto& cpu : cpus["return"]) vcpuThreads[cpu["cpu-index"].get<unsigned>()] = cpu["thread-id"].get<long>();
-  ASSERT_EQ(vcpuThreads.size(), 4u);
+  const auto vcpus = vcpuThreads(client);
+  ASSERT_EQ(vcpus.size(), 4u) << "the monitor names four vCPU threads";
   prefer("vm", "0-1");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   std::map<unsigned, std::uint64_t> before;
-  for (const auto& [index, tid] : vcpuThreads) before[index] = threadRunNs(vm->pid(), tid);
+  for (const auto& [index, tid] : vcpus) before[index] = threadRunNs(vm->pid(), tid);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  for (const auto& [index, tid] : vcpuThreads) {
+  for (const auto& [index, tid] : vcpus) {
     const std::uint64_t ran = threadRunNs(vm->pid(), tid) - before[index];
     // Over 4% of the time is running; a halted vCPU runs none.
     if (index <= 1)
@@ -264,13 +270,8 @@ TEST_F(EmulatedVm, TheMonitorsThreadsSleepUntilAClientWrites) {
   // timer skews the host's weighted split between the VMs.
   auto vm = start("monitor", "compute", 2, 0);
   MonitorClient client(dir() + "/monitor.qmp");
-  ASSERT_TRUE(client.connected());
-  ASSERT_TRUE(client.readMessage().contains("QMP")) << "the greeting";
-  ASSERT_TRUE(client.ask("qmp_capabilities").contains("return"));
-  const auto cpus = client.ask("query-cpus-fast");
-  ASSERT_TRUE(cpus.contains("return"));
   std::set<long> notMonitor{vm->pid()};
-  for (const auto& cpu : cpus["return"]) notMonitor.insert(cpu["thread-id"].get<long>());
+  for (const auto& [index, tid] : vcpuThreads(client)) notMonitor.insert(tid);
   ASSERT_EQ(notMonitor.size(), 3u) << "the control thread and two vCPU threads";
   std::vector<long> monitorThreads;
   for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(vm->pid()) + "/task"))
