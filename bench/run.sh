@@ -13,7 +13,9 @@
 #   guests      real guest kernels: TCG guests under libvirt running hackbench
 #               and compute on Debian's stock 6.1 and 6.12 kernels and the
 #               patched kernel, five repetitions, about 50-55 minutes; not part
-#               of `all`: run it on its own
+#               of `all`: run it on its own. Its units are fixed work, so a
+#               host that runs TCG guests slower takes longer (one at half
+#               the speed would have taken about two hours)
 #
 # Usage: bench/run.sh [contention|latency|random|all|guests]   (default all; needs root)
 # Env:   VCPUFOLD_BUILD_DIR   build trees, as scripts/test.sh (release tree reused)
@@ -28,7 +30,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${VCPUFOLD_BUILD_DIR:-/var/tmp/vcpufold-build/$(printf '%s' "$root" | sha1sum | cut -c1-12)}/release
 which=${1:-all}
 doc="$root/docs/performance.md"
-case $which in contention|latency|random|all|guests) ;; *) sed -n '2,24p' "$0"; exit 2 ;; esac
+case $which in contention|latency|random|all|guests) ;; *) sed -n '2,26p' "$0"; exit 2 ;; esac
 
 "$root/scripts/install-deps.sh"
 # The commit the binaries are built from, read before the build.
