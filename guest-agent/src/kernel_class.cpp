@@ -55,18 +55,19 @@ ClassEvidence evidenceFor(KernelClass kernelClass) {
       return {true, "patched 6.12, kernel actuator: hackbench 1.72 [1.36, 2.11], compute 0.84 [0.65, 1.05]"};
     case KernelClass::StockBefore66:
       return {false,
-              "stock 6.1, cpuset actuator: compute 0.98 [0.79, 1.10] of unfolded in the last run "
-              "(0.84 [0.71, 1.09] in the one before), 0.84 [0.77, 0.92] over the 30 paired repetitions "
-              "of six runs, hackbench 1.24 [0.89, 1.29]"};
+              "stock 6.1, cpuset actuator: compute 0.88 [0.80, 0.91] of unfolded in the last run "
+              "(0.98 [0.79, 1.10] in the one before), 0.85 [0.79, 0.90] over the 38 paired repetitions "
+              "of seven runs, hackbench 1.24 [0.89, 1.29]"};
     case KernelClass::Stock66AndLater:
-      // Shown losing in dd0b21b and again in 8cd17f8's run, not in 8177c5b's
-      // (the agent on the preferred CPUs); pooled over the page's eleven runs
-      // without the agent's spin, 49 of 68 paired repetitions are below 1.
+      // Shown losing in dd0b21b and in 8cd17f8's run; not in 8177c5b's or
+      // 91576f5's alone (the agent on the preferred CPUs), but those two
+      // pooled show it (0.81 [0.66, 0.97]), and so do the page's twelve runs
+      // without the agent's spin (55 of 76 paired repetitions below 1).
       // Not folded until two runs in a row and the pool show none.
       return {false,
-              "stock 6.12, cpuset actuator: compute 0.87 [0.65, 1.03] of unfolded in the last run "
-              "(0.88 [0.86, 0.98] in the one before), 0.89 [0.86, 0.94] over the 68 paired repetitions "
-              "of eleven runs, hackbench 1.51 [1.19, 1.54]"};
+              "stock 6.12, cpuset actuator: compute 0.75 [0.61, 1.05] of unfolded in the last run "
+              "(0.87 [0.65, 1.03] in the one before), 0.89 [0.85, 0.93] over the 76 paired repetitions "
+              "of twelve runs, hackbench 1.51 [1.19, 1.54]"};
     case KernelClass::Unknown:
       break;
   }
