@@ -28,7 +28,7 @@ case ${1:-} in
       read -r _ user nice system idle iowait irq softirq steal _ </proc/stat
       line="$(date +%s.%N) $((user + nice + system + irq + softirq + steal))"
       line+=" $((user + nice + system + idle + iowait + irq + softirq + steal))"
-      for who in qemu:qemu-system-x86 hostd:vcpufold-hostd libvirt:'libvirtd|virtqemud|virtlogd'; do
+      for who in qemu:qemu-system-x86 hostd:vcpufold-hostd libvirt:libvirtd libvirt:virtqemud libvirt:virtlogd; do
         # By process name: a command line may name a binary it does not run.
         for pid in $(pgrep -x "${who#*:}" || true); do
           read -r stat 2>/dev/null <"/proc/$pid/stat" || continue
