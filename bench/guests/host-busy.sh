@@ -74,12 +74,18 @@ case ${1:-} in
         if (prev != "" && $0 ~ / (unfolded|vcpufold|fixed): /) {
           a = at(prev); b = at(now)
           if (a > 0 && b > a && total[b] > total[a]) {
-            split("", used); m = split(pids[b], list, " ")
-            # A process that started within the measurement (hostd does, with each
-            # mode that runs it) counts from 0.
-            for (i = 1; i <= m; i++) {
-              split(list[i], who, "/")
-              used[who[1]] += cpu[b, list[i]] - (((a, list[i]) in cpu) ? cpu[a, list[i]] : 0)
+            # Each process counts up to its last sample within the measurement: hostd
+            # starts and stops with each mode that runs it, and the bench stops it
+            # before it prints the measurement line. One that started within the
+            # measurement counts from 0.
+            split("", used); split("", last)
+            for (s = a; s <= b; s++) {
+              m = split(pids[s], list, " ")
+              for (i = 1; i <= m; i++) last[list[i]] = cpu[s, list[i]]
+            }
+            for (key in last) {
+              split(key, who, "/")
+              used[who[1]] += last[key] - (((a, key) in cpu) ? cpu[a, key] : 0)
             }
             seconds = t[b] - t[a]
             line = $0; sub(/^[^ ]+ /, "", line); sub(/ \(.*/, "", line)
