@@ -29,7 +29,7 @@ std::string pairName(std::size_t run, unsigned repetition) {
 
 struct Cell {
   unsigned runs = 0;
-  std::vector<double> unfolded, vcpufold, fixedWithUnfolded, unfoldedWithFixed;
+  std::vector<double> unfolded, vcpufold, fixedWithUnfolded, unfoldedWithFixed, vcpufoldWithFixed, fixedWithVcpufold;
 };
 
 }  // namespace
@@ -84,13 +84,18 @@ std::vector<PooledRow> poolGuestRuns(const std::vector<std::string>& csvs) {
     Cell& cell = cells[cellKey];
     cell.runs = static_cast<unsigned>(runsOfCell[cellKey].size());
     for (const auto& [pair, modes] : repetitions) {
+      const auto vcpufold = modes.find("vcpufold"), fixed = modes.find("fixed");
+      if (vcpufold != modes.end() && fixed != modes.end()) {
+        cell.vcpufoldWithFixed.push_back(vcpufold->second);
+        cell.fixedWithVcpufold.push_back(fixed->second);
+      }
       const auto unfolded = modes.find("unfolded");
       if (unfolded == modes.end()) continue;
-      if (const auto vcpufold = modes.find("vcpufold"); vcpufold != modes.end()) {
+      if (vcpufold != modes.end()) {
         cell.unfolded.push_back(unfolded->second);
         cell.vcpufold.push_back(vcpufold->second);
       }
-      if (const auto fixed = modes.find("fixed"); fixed != modes.end()) {
+      if (fixed != modes.end()) {
         cell.unfoldedWithFixed.push_back(unfolded->second);
         cell.fixedWithUnfolded.push_back(fixed->second);
       }
@@ -104,6 +109,7 @@ std::vector<PooledRow> poolGuestRuns(const std::vector<std::string>& csvs) {
                   cell.runs,
                   estimatePairedRatio(cell.vcpufold, cell.unfolded),
                   estimatePairedRatio(cell.fixedWithUnfolded, cell.unfoldedWithFixed),
+                  estimatePairedRatio(cell.vcpufoldWithFixed, cell.fixedWithVcpufold),
                   0};
     for (std::size_t index = 0; index < cell.vcpufold.size(); ++index)
       if (cell.vcpufold[index] < cell.unfolded[index]) ++row.vcpufoldBelowUnfolded;
@@ -119,12 +125,14 @@ std::string renderPooled(const std::vector<PooledRow>& rows, const std::vector<s
     out << (index ? ", " : "") << "`" << sources[index] << "`";
   out << "): each ratio the median of every pooled repetition's own ratio, with a 95% bootstrap interval over "
          "the repetitions.\n\n"
-      << "| actuator | workload | runs | repetitions | vcpufold / unfolded | repetitions below 1 | fixed / unfolded |\n"
-      << "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
+      << "| actuator | workload | runs | repetitions | vcpufold / unfolded | repetitions below 1 | fixed / unfolded | "
+         "vcpufold / fixed |\n"
+      << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const auto& row : rows)
     out << "| `" << row.actuator << "` | " << row.workload << " | " << row.runs << " | "
         << row.vcpufoldOverUnfolded.samples << " | " << ratioText(row.vcpufoldOverUnfolded) << " | "
-        << row.vcpufoldBelowUnfolded << " | " << ratioText(row.fixedOverUnfolded) << " |\n";
+        << row.vcpufoldBelowUnfolded << " | " << ratioText(row.fixedOverUnfolded) << " | "
+        << ratioText(row.vcpufoldOverFixed) << " |\n";
   return out.str();
 }
 

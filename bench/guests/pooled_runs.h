@@ -19,6 +19,10 @@ struct PooledRow {
   unsigned runs = 0;              // runs that measured this cell
   Estimate vcpufoldOverUnfolded;  // paired over every pooled repetition
   Estimate fixedOverUnfolded;
+  // Paired over the repetitions that ran both: the target "vcpufold / fixed
+  // >= 0.95" (hostd's own counts against the same fold held fixed), which one
+  // run's five repetitions rarely settle.
+  Estimate vcpufoldOverFixed;
   unsigned vcpufoldBelowUnfolded = 0;  // repetitions whose vcpufold / unfolded < 1
 };
 

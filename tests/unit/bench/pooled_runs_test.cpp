@@ -41,18 +41,30 @@ TEST(PooledRuns, RepetitionsOfSeveralRunsPoolAsPairs) {
   EXPECT_NEAR(rows[0].vcpufoldOverUnfolded.high, 0.9, 1e-9);
   EXPECT_EQ(rows[0].vcpufoldBelowUnfolded, 5U);
   EXPECT_NEAR(rows[0].fixedOverUnfolded.median, 1.0, 1e-9);
+  // vcpufold / fixed per repetition: 1.6, 1.6 (run 1), 0.9, 0.9, 0.9 (run 2).
+  EXPECT_EQ(rows[0].vcpufoldOverFixed.samples, 5U);
+  EXPECT_NEAR(rows[0].vcpufoldOverFixed.median, 0.9, 1e-9);
+  EXPECT_NEAR(rows[0].vcpufoldOverFixed.high, 1.6, 1e-9);
   const std::string table = renderPooled(rows, {"a.csv", "b.csv"});
-  EXPECT_NE(table.find("| `cpuset-6.12` | compute | 2 | 5 | 0.90 [0.80, 0.90] | 5 | 1.00 [0.50, 1.00] |"),
+  EXPECT_NE(table.find("| `cpuset-6.12` | compute | 2 | 5 | 0.90 [0.80, 0.90] | 5 | 1.00 [0.50, 1.00] | 0.90 [0.90, "
+                       "1.60] |"),
             std::string::npos)
       << table;
 }
 
 TEST(PooledRuns, ARepetitionMissingAModeIsNotPaired) {
+  // Repetition 2 ran only unfolded: it pairs with nothing. Repetition 3 ran
+  // vcpufold and fixed but no unfolded: it pairs vcpufold with fixed, and
+  // only that.
   const std::string run = kHeader + repetition(1, 1.0, 0.8, 0.5) +
-                          "cpuset-6.12,compute,unfolded,2,1,4.0,1.0,0\ncpuset-6.12,compute,unfolded,2,2,4.0,1.0,0\n";
+                          "cpuset-6.12,compute,unfolded,2,1,4.0,1.0,0\ncpuset-6.12,compute,unfolded,2,2,4.0,1.0,0\n"
+                          "cpuset-6.12,compute,vcpufold,3,1,4.0,0.6,0\ncpuset-6.12,compute,fixed,3,1,4.0,0.4,0\n";
   const auto rows = poolGuestRuns({run});
   ASSERT_EQ(rows.size(), 1U);
   EXPECT_EQ(rows[0].vcpufoldOverUnfolded.samples, 1U);
+  EXPECT_EQ(rows[0].fixedOverUnfolded.samples, 1U);
+  EXPECT_EQ(rows[0].vcpufoldOverFixed.samples, 2U);
+  EXPECT_NEAR(rows[0].vcpufoldOverFixed.median, 1.55, 1e-9);  // of 1.6 and 1.5
 }
 
 TEST(PooledRuns, AFileWithoutTheColumnsOrWithABadRowIsAnError) {
