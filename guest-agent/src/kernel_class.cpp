@@ -57,7 +57,7 @@ ClassEvidence evidenceFor(KernelClass kernelClass) {
       return {false,
               "stock 6.1, cpuset actuator: compute 0.88 [0.80, 0.91] of unfolded in the last run "
               "(0.98 [0.79, 1.10] in the one before), 0.85 [0.79, 0.90] over the 38 paired repetitions "
-              "of seven runs, hackbench 1.24 [0.89, 1.29]"};
+              "of seven runs, hackbench-pipe 1.24 [1.09, 1.38] over six"};
     case KernelClass::Stock66AndLater:
       // Shown losing in dd0b21b and in 8cd17f8's run; not in 8177c5b's or
       // 91576f5's alone (the agent on the preferred CPUs), but those two
@@ -67,7 +67,7 @@ ClassEvidence evidenceFor(KernelClass kernelClass) {
       return {false,
               "stock 6.12, cpuset actuator: compute 0.75 [0.61, 1.05] of unfolded in the last run "
               "(0.87 [0.65, 1.03] in the one before), 0.89 [0.85, 0.93] over the 76 paired repetitions "
-              "of twelve runs, hackbench 1.45 [1.35, 1.54] over five"};
+              "of twelve runs, hackbench 1.46 [1.35, 1.53] over six"};
     case KernelClass::Unknown:
       break;
   }
